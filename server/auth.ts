@@ -1,0 +1,142 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { exportJWK, generateKeyPair, importJWK, type JWK, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { unauthorized } from './http.js';
+import type { Store } from './store/store.js';
+
+/** Host API keys carry this prefix, so a key and a user token (a JWT) are told apart by shape. */
+export const API_KEY_PREFIX = 'forge_sk_';
+
+/** The service interface: a user token lasts at most 30 minutes. */
+export const MAX_TOKEN_TTL_SECONDS = 30 * 60;
+
+export const TOKEN_ISSUER = 'urn:forge:local-service';
+export const TOKEN_AUDIENCE = 'forge-embed';
+
+export type Principal = { kind: 'apiKey' } | { kind: 'user'; userId: string };
+
+export function generateApiKey(): string {
+  return API_KEY_PREFIX + randomBytes(24).toString('base64url');
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/**
+ * The host's API key and the service's token signing key (ES256; the public half is published
+ * as a JWKS so anyone can verify a token without a shared secret).
+ */
+export class Credentials {
+  private constructor(
+    private readonly apiKeyDigest: Buffer,
+    private readonly privateKey: CryptoKey,
+    private readonly publicJwk: JWK,
+  ) {}
+
+  /**
+   * The API key is `configuredKey` when given (FORGE_API_KEY), else the one stored in the
+   * database, else a new one that is stored. `generated` says whether it is new.
+   */
+  static async load(
+    store: Store,
+    configuredKey?: string,
+  ): Promise<{ credentials: Credentials; apiKey: string; generated: boolean }> {
+    if (configuredKey !== undefined && !configuredKey.startsWith(API_KEY_PREFIX)) {
+      throw new Error(`FORGE_API_KEY must start with "${API_KEY_PREFIX}" so keys and user tokens are told apart.`);
+    }
+    let apiKey = configuredKey ?? store.getSetting('apiKey');
+    const generated = apiKey === undefined;
+    if (apiKey === undefined) {
+      apiKey = generateApiKey();
+      store.setSetting('apiKey', apiKey);
+    }
+    let stored = store.getSetting('signingKey');
+    if (stored === undefined) {
+      const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+      const jwk = await exportJWK(privateKey);
+      jwk.kid = randomBytes(8).toString('hex');
+      stored = JSON.stringify(jwk);
+      store.setSetting('signingKey', stored);
+    }
+    const privateJwk = JSON.parse(stored) as JWK;
+    const privateKey = (await importJWK(privateJwk, 'ES256')) as CryptoKey;
+    const { d: _private, ...publicJwk } = privateJwk;
+    return {
+      credentials: new Credentials(digest(apiKey), privateKey, { ...publicJwk, alg: 'ES256', use: 'sig' }),
+      apiKey,
+      generated,
+    };
+  }
+
+  get jwks(): { keys: JWK[] } {
+    return { keys: [this.publicJwk] };
+  }
+
+  isApiKey(candidate: string): boolean {
+    return timingSafeEqual(digest(candidate), this.apiKeyDigest);
+  }
+
+  async signUserToken(userId: string, ttlSeconds = MAX_TOKEN_TTL_SECONDS): Promise<string> {
+    return new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: this.publicJwk.kid!, typ: 'JWT' })
+      .setSubject(userId)
+      .setIssuer(TOKEN_ISSUER)
+      .setAudience(TOKEN_AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(`${Math.min(ttlSeconds, MAX_TOKEN_TTL_SECONDS)}s`)
+      .setJti(randomBytes(12).toString('base64url'))
+      .sign(this.privateKey);
+  }
+
+  /** The principal behind an `Authorization` header; every failure is a 401 that says why. */
+  async authenticate(header: string | undefined): Promise<Principal> {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+    if (!match) {
+      throw unauthorized(
+        header
+          ? 'The Authorization header must be "Bearer <API key or user token>".'
+          : 'Send "Authorization: Bearer <API key>" from your backend, or "Bearer <user token>" from the embedded elements.',
+      );
+    }
+    const credential = match[1]!;
+    if (credential.startsWith(API_KEY_PREFIX)) {
+      if (this.isApiKey(credential)) return { kind: 'apiKey' };
+      throw unauthorized('The API key is not valid. Use the key the service printed on start, or set FORGE_API_KEY.');
+    }
+    if (credential.split('.').length !== 3) {
+      throw unauthorized(
+        `The credential is neither an API key (starting with "${API_KEY_PREFIX}") nor a user token (a JWT).`,
+      );
+    }
+    try {
+      const { payload } = await jwtVerify(credential, await this.publicKey(), {
+        issuer: TOKEN_ISSUER,
+        audience: TOKEN_AUDIENCE,
+        algorithms: ['ES256'],
+        requiredClaims: ['sub', 'iat', 'exp'],
+      });
+      if (payload.exp! - payload.iat! > MAX_TOKEN_TTL_SECONDS) {
+        throw unauthorized(
+          'The user token lives longer than 30 minutes, which the service never issues. Fetch a new one.',
+        );
+      }
+      return { kind: 'user', userId: payload.sub! };
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) {
+        throw unauthorized(
+          'The user token has expired. Fetch a new one from GET /user/:userId/token (through your token endpoint).',
+        );
+      }
+      if (error instanceof joseErrors.JOSEError) {
+        throw unauthorized(
+          'The user token is not valid (bad signature or claims). Fetch a new one from GET /user/:userId/token.',
+        );
+      }
+      throw error;
+    }
+  }
+
+  private publicKeyCache?: Promise<CryptoKey>;
+  private publicKey(): Promise<CryptoKey> {
+    this.publicKeyCache ??= importJWK(this.publicJwk, 'ES256') as Promise<CryptoKey>;
+    return this.publicKeyCache;
+  }
+}

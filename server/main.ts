@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { startService } from './app.js';
+
+const USAGE = `forge-service — the local Forge service (Integration Workflow Management Service)
+
+Usage: forge-service [--port 4010] [--db forge.db | :memory:] [--catalog path/to/catalog.json]
+
+Environment:
+  FORGE_API_KEY          the host's API key (must start with forge_sk_); otherwise one is generated and stored
+  FORGE_ALLOWED_ORIGINS  comma-separated origins the embedded elements run on (CORS), e.g. http://localhost:8000
+  FORGE_SECRET_KEY       32 bytes, base64: the key that seals credentials; otherwise a key file beside the database`;
+
+function fail(message: string): never {
+  console.error(`forge-service: ${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+let args: ReturnType<typeof parse>;
+function parse() {
+  return parseArgs({
+    options: {
+      port: { type: 'string', default: '4010' },
+      host: { type: 'string', default: '127.0.0.1' },
+      db: { type: 'string', default: 'forge.db' },
+      catalog: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+try {
+  args = parse();
+} catch (error) {
+  fail((error as Error).message);
+}
+if (args.values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const port = Number(args.values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65535)
+  fail(`--port must be a whole number from 0 to 65535; got "${args.values.port}".`);
+
+const allowedOrigins = (process.env.FORGE_ALLOWED_ORIGINS ?? '')
+  .split(',')
+  .map((o) => o.trim().replace(/\/$/, ''))
+  .filter(Boolean);
+
+try {
+  const service = await startService({
+    port,
+    host: args.values.host,
+    db: args.values.db,
+    catalog: args.values.catalog,
+    apiKey: process.env.FORGE_API_KEY || undefined,
+    allowedOrigins,
+  });
+  console.log(`Forge service listening on ${service.url}/forge/2021-12`);
+  console.log(`API key${service.apiKeyGenerated ? ' (generated and stored)' : ''}: ${service.apiKey}`);
+  console.log(`Database: ${args.values.db}`);
+  console.log(
+    `Allowed origins: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'none (set FORGE_ALLOWED_ORIGINS)'}`,
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: stopping`);
+    await service.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+} catch (error) {
+  const e = error as NodeJS.ErrnoException;
+  if (e.code === 'EADDRINUSE') fail(`port ${port} is in use. Stop what runs there or pass --port.`);
+  fail(e.message);
+}

@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import type { Integration, OAuthResultMessage } from '../../src/api/types.js';
+import type { ServiceDeps } from '../app.js';
+import { badRequest, escapeHtml, notFound, sendHtml } from '../http.js';
+import type { Router } from '../router.js';
+import { bodyObject, FieldChecker } from '../validate.js';
+import { API_PREFIX } from '../views.js';
+
+/** How long the one-time authorization URL handed to the popup stays usable. */
+const OAUTH_STATE_TTL_MS = 10 * 60 * 1000;
+
+/** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
+export const LOCAL_PROVIDER_PREFIX = '/local-oauth';
+
+export function registerCredentials(router: Router, { store, catalog, secrets, allowedOrigins }: ServiceDeps): void {
+  const integrationNamed = (name: string): Integration => {
+    const integration = catalog.integrations.get(name);
+    if (!integration) {
+      throw notFound(`No integration ${name}. Integration names are the name of entries in a workflow's integrations.`);
+    }
+    return integration;
+  };
+
+  router.add('GET', '/credentials', 'user', ({ principal }) => ({
+    body: { data: store.listCredentials((principal as { userId: string }).userId) },
+  }));
+
+  router.add('POST', '/credentials/:integration', 'user', async ({ params, principal, body }) => {
+    const integration = integrationNamed(params.integration!);
+    if (integration.type === 'oauth2') {
+      throw badRequest(
+        `${integration.displayName} connects through OAuth: POST ${API_PREFIX}/credentials/${integration.name}/oauth.`,
+      );
+    }
+    const wanted = integration.requiredParameters ?? [];
+    const example = `{${wanted.map((p) => `"${p.name}": "…"`).join(', ')}}`;
+    const fields = new FieldChecker(bodyObject(await body(), example));
+    const values: Record<string, string> = {};
+    for (const parameter of wanted) values[parameter.name] = fields.string(parameter.name, { max: 2000 });
+    fields.onlyKnown(wanted.map((p) => p.name));
+    fields.done();
+    const userId = (principal as { userId: string }).userId;
+    const connectedAt = store.saveCredential(userId, integration.name, secrets.seal({ kind: 'parameters', values }));
+    return { body: { integration: integration.name, connectedAt } };
+  });
+
+  router.add('POST', '/credentials/:integration/oauth', 'user', ({ params, principal, req, base }) => {
+    const integration = integrationNamed(params.integration!);
+    if (integration.type !== 'oauth2') {
+      throw badRequest(
+        `${integration.displayName} does not use OAuth; POST its required parameters to ${API_PREFIX}/credentials/${integration.name}.`,
+      );
+    }
+    // The callback page posts its result to exactly this origin, so it must be one we serve.
+    const origin = req.headers.origin;
+    if (!origin || !allowedOrigins.includes(origin)) {
+      throw badRequest(
+        `Start OAuth from a page on an allowed origin (FORGE_ALLOWED_ORIGINS); this request came from ${origin ?? 'no origin'}.`,
+      );
+    }
+    const userId = (principal as { userId: string }).userId;
+    const { state, expiresAt } = store.createOAuthState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
+    return {
+      body: {
+        url: `${base}${API_PREFIX}/oauth/authorize?state=${state}`,
+        expiresAt: new Date(expiresAt).toISOString(),
+      },
+    };
+  });
+
+  // The popup's first stop: a one-time state turns into a redirect to the provider's consent page.
+  router.add('GET', '/oauth/authorize', 'public', ({ query, res, base }) => {
+    const found = store.getOAuthState(query.get('state') ?? '');
+    if (!found) return expiredLink(res);
+    const redirect = new URL(`${base}${LOCAL_PROVIDER_PREFIX}/${found.integration}/authorize`);
+    redirect.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: 'forge-local-service',
+      redirect_uri: `${base}${API_PREFIX}/oauth/callback`,
+      state: query.get('state')!,
+    }).toString();
+    res.writeHead(302, { Location: redirect.toString(), 'Cache-Control': 'no-store' });
+    res.end();
+    return undefined;
+  });
+
+  router.add('GET', '/oauth/callback', 'public', ({ query, res }) => {
+    const found = store.takeOAuthState(query.get('state') ?? '');
+    if (!found) return expiredLink(res);
+    const integration = catalog.integrations.get(found.integration);
+    let message: OAuthResultMessage;
+    if (query.get('error')) {
+      message = {
+        type: 'forge-oauth',
+        integration: found.integration,
+        status: 'denied',
+        message: 'Access was denied.',
+      };
+    } else if (!found.code || query.get('code') !== found.code) {
+      message = {
+        type: 'forge-oauth',
+        integration: found.integration,
+        status: 'error',
+        message: 'The provider answered with an unknown code.',
+      };
+    } else {
+      // The local provider stands in for the token exchange: the grant becomes a stored token.
+      const grant = { kind: 'oauth2', accessToken: randomBytes(24).toString('base64url'), scope: 'default' };
+      store.saveCredential(found.userId, found.integration, secrets.seal(grant));
+      message = { type: 'forge-oauth', integration: found.integration, status: 'connected' };
+    }
+    const title =
+      message.status === 'connected'
+        ? `${integration?.displayName ?? found.integration} is connected`
+        : 'Not connected';
+    // JSON inside a script: escape "<" so no value can close the script element.
+    const json = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+    sendHtml(
+      res,
+      200,
+      page(
+        title,
+        `<p>${escapeHtml(message.message ?? 'You can close this window.')}</p>
+<script>
+if (window.opener) window.opener.postMessage(${json(message)}, ${json(found.openerOrigin)});
+window.close();
+</script>`,
+      ),
+    );
+    return undefined;
+  });
+
+  // The local OAuth provider: a consent page for the catalog's OAuth integrations.
+  router.add('GET', `${LOCAL_PROVIDER_PREFIX}/:integration/authorize`, 'public', ({ params, query, res }) => {
+    const integration = catalog.integrations.get(params.integration!);
+    const state = query.get('state') ?? '';
+    if (!integration || !store.getOAuthState(state)) return expiredLink(res);
+    const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${query.toString()}`;
+    sendHtml(
+      res,
+      200,
+      page(
+        `Allow access to your ${integration.displayName} account?`,
+        `<p>The integration will be able to read and send data on your behalf. This consent page is served by the local Forge service, standing in for ${escapeHtml(integration.displayName)}.</p>
+<form method="post" action="${escapeHtml(action)}">
+  <button name="decision" value="allow" class="primary" autofocus>Allow</button>
+  <button name="decision" value="deny">Deny</button>
+</form>`,
+      ),
+    );
+    return undefined;
+  });
+
+  router.add(
+    'POST',
+    `${LOCAL_PROVIDER_PREFIX}/:integration/authorize`,
+    'public',
+    async ({ params, query, req, res }) => {
+      const state = query.get('state') ?? '';
+      const redirectUri = query.get('redirect_uri') ?? '';
+      if (
+        !catalog.integrations.get(params.integration!) ||
+        !store.getOAuthState(state) ||
+        !redirectUri.endsWith(`${API_PREFIX}/oauth/callback`)
+      ) {
+        return expiredLink(res);
+      }
+      const form = new URLSearchParams(await readForm(req));
+      const target = new URL(redirectUri);
+      if (form.get('decision') === 'allow') {
+        const code = randomBytes(16).toString('base64url');
+        store.setOAuthCode(state, code);
+        target.search = new URLSearchParams({ code, state }).toString();
+      } else {
+        target.search = new URLSearchParams({ error: 'access_denied', state }).toString();
+      }
+      res.writeHead(303, { Location: target.toString(), 'Cache-Control': 'no-store' });
+      res.end();
+      return undefined;
+    },
+  );
+}
+
+async function readForm(req: import('node:http').IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    text += chunk.toString('utf8');
+    if (text.length > 10_000) break;
+  }
+  return text;
+}
+
+function expiredLink(res: import('node:http').ServerResponse): undefined {
+  sendHtml(
+    res,
+    400,
+    page(
+      'This link has expired',
+      '<p>This sign-in link was already used or has expired. Close this window and choose Connect again.</p>',
+    ),
+  );
+  return undefined;
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+  :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
+  body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: Canvas; color: CanvasText; }
+  main { max-width: 26rem; padding: 2rem; }
+  h1 { font-size: 1.25rem; margin: 0 0 .75rem; }
+  p { line-height: 1.5; }
+  form { display: flex; gap: .75rem; margin-top: 1.5rem; }
+  button { font: inherit; padding: .6rem 1.25rem; border-radius: .5rem; border: 1px solid #8886; background: transparent; color: inherit; cursor: pointer; }
+  button.primary { background: #4f46e5; border-color: #4f46e5; color: white; }
+  button:focus-visible { outline: 3px solid #818cf8; outline-offset: 2px; }
+</style></head>
+<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
+}

@@ -1,0 +1,78 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * The schema, applied in order; `user_version` records how many steps a database has seen, so a
+ * database written by an older service is brought forward on start.
+ */
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  CREATE TABLE users (
+    id         TEXT PRIMARY KEY,
+    email      TEXT NOT NULL UNIQUE,
+    full_name  TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE workflows (
+    id            TEXT PRIMARY KEY,
+    user_id       TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    parent_id     TEXT NOT NULL,
+    active        INTEGER NOT NULL,
+    variables     TEXT NOT NULL,
+    webhook_token TEXT NOT NULL UNIQUE,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    UNIQUE (user_id, parent_id)
+  );
+  CREATE TABLE credentials (
+    user_id      TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    integration  TEXT NOT NULL,
+    secret       TEXT NOT NULL,
+    connected_at TEXT NOT NULL,
+    PRIMARY KEY (user_id, integration)
+  );
+  CREATE TABLE executions (
+    id          TEXT PRIMARY KEY,
+    workflow_id TEXT NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+    started_at  TEXT NOT NULL,
+    stopped_at  TEXT NOT NULL,
+    finished    INTEGER NOT NULL,
+    results     TEXT NOT NULL
+  );
+  -- Logs are read a page at a time per workflow, newest or oldest first.
+  CREATE INDEX executions_by_workflow ON executions (workflow_id, started_at, id);
+  CREATE TABLE error_logs (
+    id           TEXT PRIMARY KEY,
+    workflow_id  TEXT NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
+    execution_id TEXT NOT NULL,
+    block_id     TEXT NOT NULL,
+    block_type   TEXT NOT NULL,
+    error        TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    version      INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX error_logs_by_workflow ON error_logs (workflow_id, created_at);
+  CREATE TABLE oauth_states (
+    state         TEXT PRIMARY KEY,
+    user_id       TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    integration   TEXT NOT NULL,
+    opener_origin TEXT NOT NULL,
+    code          TEXT,
+    expires_at    INTEGER NOT NULL
+  );
+  `,
+];
+
+export function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  for (let step = current; step < MIGRATIONS.length; step++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[step]!);
+      db.pragma(`user_version = ${step + 1}`);
+    })();
+  }
+}

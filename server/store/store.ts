@@ -1,0 +1,381 @@
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
+import type { ErrorLogEntry, ExecutionLogEntry, User, VariableValues } from '../../src/api/types.js';
+import { migrate } from './schema.js';
+
+/** Ids in the style of the records the service interface shows (`_id`, `__v`): 24 hex digits. */
+export function newId(): string {
+  const time = Math.floor(Date.now() / 1000)
+    .toString(16)
+    .padStart(8, '0');
+  return time + randomBytes(8).toString('hex');
+}
+
+export interface ChildRow {
+  id: string;
+  userId: string;
+  parentId: string;
+  active: boolean;
+  /** block id → variable name → value, only what this user set. */
+  variables: Record<string, VariableValues>;
+  webhookToken: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface RawChild {
+  id: string;
+  user_id: string;
+  parent_id: string;
+  active: number;
+  variables: string;
+  webhook_token: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const toChild = (row: RawChild): ChildRow => ({
+  id: row.id,
+  userId: row.user_id,
+  parentId: row.parent_id,
+  active: row.active === 1,
+  variables: JSON.parse(row.variables),
+  webhookToken: row.webhook_token,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+interface RawError {
+  id: string;
+  workflow_id: string;
+  execution_id: string;
+  block_id: string;
+  block_type: string;
+  error: string;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+const toErrorEntry = (row: RawError): ErrorLogEntry => ({
+  _id: row.id,
+  workflowId: row.workflow_id,
+  executionId: row.execution_id,
+  blockId: row.block_id,
+  blockType: row.block_type,
+  error: row.error,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  __v: row.version,
+});
+
+/** The unique constraint that a write broke, or null when the error is something else. */
+export function uniqueViolation(error: unknown): string | null {
+  const e = error as { code?: string; message?: string };
+  if (e?.code !== 'SQLITE_CONSTRAINT_UNIQUE' && e?.code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return null;
+  return e.message ?? '';
+}
+
+function openDatabase(path: string): Database.Database {
+  // better-sqlite3 is an optional dependency, so that installing the elements alone never
+  // compiles SQLite; the service says plainly what to do when it is missing.
+  const require = createRequire(import.meta.url);
+  let Driver: typeof Database;
+  try {
+    Driver = require('better-sqlite3');
+  } catch (error) {
+    throw new Error(
+      `The local Forge service needs the better-sqlite3 package, which did not load (${(error as Error).message}). Run "npm install better-sqlite3" and start it again.`,
+    );
+  }
+  const db = new Driver(path);
+  db.pragma('journal_mode = WAL');
+  // FULL: a write the service answered as saved is on disk even if the process dies next.
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+/** All persistent state of the service, in one SQLite database. */
+export class Store {
+  readonly db: Database.Database;
+
+  constructor(path: string) {
+    this.db = openDatabase(path);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
+  }
+
+  // Settings ------------------------------------------------------------------------------
+
+  getSetting(key: string): string | undefined {
+    const row = this.db.prepare('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined;
+    return row?.value;
+  }
+
+  setSetting(key: string, value: string): void {
+    this.db
+      .prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+      .run(key, value);
+  }
+
+  // Users ---------------------------------------------------------------------------------
+
+  createUser(fullName: string, email: string): string {
+    const id = newId();
+    this.db
+      .prepare('INSERT INTO users (id, email, full_name, created_at) VALUES (?, ?, ?, ?)')
+      .run(id, email, fullName, new Date().toISOString());
+    return id;
+  }
+
+  listUsers(): User[] {
+    return this.db
+      .prepare('SELECT id AS _id, email, full_name AS fullName FROM users ORDER BY created_at, id')
+      .all() as User[];
+  }
+
+  getUser(id: string): User | undefined {
+    return this.db.prepare('SELECT id AS _id, email, full_name AS fullName FROM users WHERE id = ?').get(id) as
+      | User
+      | undefined;
+  }
+
+  updateUser(id: string, fullName: string, email: string): boolean {
+    return (
+      this.db.prepare('UPDATE users SET full_name = ?, email = ? WHERE id = ?').run(fullName, email, id).changes === 1
+    );
+  }
+
+  /** Removes the user and, through the foreign keys, its workflows, credentials, logs and errors. */
+  deleteUser(id: string): boolean {
+    return this.db.prepare('DELETE FROM users WHERE id = ?').run(id).changes === 1;
+  }
+
+  // Child workflows -----------------------------------------------------------------------
+
+  createChild(userId: string, parentId: string, variables: Record<string, VariableValues>): ChildRow {
+    const now = new Date().toISOString();
+    const row: RawChild = {
+      id: newId(),
+      user_id: userId,
+      parent_id: parentId,
+      active: 1,
+      variables: JSON.stringify(variables),
+      webhook_token: randomBytes(24).toString('base64url'),
+      created_at: now,
+      updated_at: now,
+    };
+    this.db
+      .prepare(
+        `INSERT INTO workflows (id, user_id, parent_id, active, variables, webhook_token, created_at, updated_at)
+         VALUES (@id, @user_id, @parent_id, @active, @variables, @webhook_token, @created_at, @updated_at)`,
+      )
+      .run(row);
+    return toChild(row);
+  }
+
+  getChild(id: string): ChildRow | undefined {
+    const row = this.db.prepare('SELECT * FROM workflows WHERE id = ?').get(id) as RawChild | undefined;
+    return row && toChild(row);
+  }
+
+  getChildByWebhookToken(token: string): ChildRow | undefined {
+    const row = this.db.prepare('SELECT * FROM workflows WHERE webhook_token = ?').get(token) as RawChild | undefined;
+    return row && toChild(row);
+  }
+
+  findChild(userId: string, parentId: string): ChildRow | undefined {
+    const row = this.db.prepare('SELECT * FROM workflows WHERE user_id = ? AND parent_id = ?').get(userId, parentId) as
+      | RawChild
+      | undefined;
+    return row && toChild(row);
+  }
+
+  listChildren(userId: string): ChildRow[] {
+    return (
+      this.db.prepare('SELECT * FROM workflows WHERE user_id = ? ORDER BY created_at, id').all(userId) as RawChild[]
+    ).map(toChild);
+  }
+
+  listActiveChildren(): ChildRow[] {
+    return (this.db.prepare('SELECT * FROM workflows WHERE active = 1').all() as RawChild[]).map(toChild);
+  }
+
+  setChildActive(id: string, active: boolean): void {
+    this.db
+      .prepare('UPDATE workflows SET active = ?, updated_at = ? WHERE id = ?')
+      .run(active ? 1 : 0, new Date().toISOString(), id);
+  }
+
+  /** Switches off every active workflow of a user; answers how many were on. */
+  deactivateUserChildren(userId: string): number {
+    return this.db
+      .prepare('UPDATE workflows SET active = 0, updated_at = ? WHERE user_id = ? AND active = 1')
+      .run(new Date().toISOString(), userId).changes;
+  }
+
+  setChildVariables(id: string, variables: Record<string, VariableValues>): void {
+    this.db
+      .prepare('UPDATE workflows SET variables = ?, updated_at = ? WHERE id = ?')
+      .run(JSON.stringify(variables), new Date().toISOString(), id);
+  }
+
+  deleteChild(id: string): boolean {
+    return this.db.prepare('DELETE FROM workflows WHERE id = ?').run(id).changes === 1;
+  }
+
+  // Credentials ---------------------------------------------------------------------------
+
+  saveCredential(userId: string, integration: string, sealedSecret: string): string {
+    const connectedAt = new Date().toISOString();
+    this.db
+      .prepare(
+        `INSERT INTO credentials (user_id, integration, secret, connected_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (user_id, integration) DO UPDATE SET secret = excluded.secret, connected_at = excluded.connected_at`,
+      )
+      .run(userId, integration, sealedSecret, connectedAt);
+    return connectedAt;
+  }
+
+  listCredentials(userId: string): Array<{ integration: string; connectedAt: string }> {
+    return this.db
+      .prepare(
+        'SELECT integration, connected_at AS connectedAt FROM credentials WHERE user_id = ? ORDER BY integration',
+      )
+      .all(userId) as Array<{ integration: string; connectedAt: string }>;
+  }
+
+  getCredentialSecret(userId: string, integration: string): string | undefined {
+    const row = this.db
+      .prepare('SELECT secret FROM credentials WHERE user_id = ? AND integration = ?')
+      .get(userId, integration) as { secret: string } | undefined;
+    return row?.secret;
+  }
+
+  // OAuth states: one-time, short-lived, bound to a user and the origin that asked ----------
+
+  createOAuthState(
+    userId: string,
+    integration: string,
+    openerOrigin: string,
+    ttlMs: number,
+  ): { state: string; expiresAt: number } {
+    const state = randomBytes(24).toString('base64url');
+    const expiresAt = Date.now() + ttlMs;
+    this.db.prepare('DELETE FROM oauth_states WHERE expires_at < ?').run(Date.now());
+    this.db
+      .prepare(
+        'INSERT INTO oauth_states (state, user_id, integration, opener_origin, expires_at) VALUES (?, ?, ?, ?, ?)',
+      )
+      .run(state, userId, integration, openerOrigin, expiresAt);
+    return { state, expiresAt };
+  }
+
+  getOAuthState(
+    state: string,
+  ): { userId: string; integration: string; openerOrigin: string; code: string | null } | undefined {
+    return this.db
+      .prepare(
+        `SELECT user_id AS userId, integration, opener_origin AS openerOrigin, code
+         FROM oauth_states WHERE state = ? AND expires_at >= ?`,
+      )
+      .get(state, Date.now()) as
+      | { userId: string; integration: string; openerOrigin: string; code: string | null }
+      | undefined;
+  }
+
+  setOAuthCode(state: string, code: string): void {
+    this.db.prepare('UPDATE oauth_states SET code = ? WHERE state = ?').run(code, state);
+  }
+
+  /** Uses a state up; answers it only if it was still there, so a replay finds nothing. */
+  takeOAuthState(
+    state: string,
+  ): { userId: string; integration: string; openerOrigin: string; code: string | null } | undefined {
+    return this.transaction(() => {
+      const found = this.getOAuthState(state);
+      this.db.prepare('DELETE FROM oauth_states WHERE state = ?').run(state);
+      return found;
+    });
+  }
+
+  // Execution logs and error logs ---------------------------------------------------------
+
+  insertExecution(workflowId: string, entry: ExecutionLogEntry): void {
+    this.db
+      .prepare(
+        'INSERT INTO executions (id, workflow_id, started_at, stopped_at, finished, results) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        entry.executionId,
+        workflowId,
+        entry.startedAt,
+        entry.stoppedAt,
+        entry.finished ? 1 : 0,
+        JSON.stringify(entry.results),
+      );
+  }
+
+  listExecutions(workflowId: string, page: number, limit: number, order: 'asc' | 'desc'): ExecutionLogEntry[] {
+    const direction = order === 'asc' ? 'ASC' : 'DESC';
+    const rows = this.db
+      .prepare(
+        `SELECT id, started_at, stopped_at, finished, results FROM executions
+         WHERE workflow_id = ? ORDER BY started_at ${direction}, id ${direction} LIMIT ? OFFSET ?`,
+      )
+      .all(workflowId, limit, (page - 1) * limit) as Array<{
+      id: string;
+      started_at: string;
+      stopped_at: string;
+      finished: number;
+      results: string;
+    }>;
+    return rows.map((row) => ({
+      executionId: row.id,
+      startedAt: row.started_at,
+      stoppedAt: row.stopped_at,
+      finished: row.finished === 1,
+      results: JSON.parse(row.results),
+    }));
+  }
+
+  insertError(entry: Omit<ErrorLogEntry, '_id' | 'createdAt' | 'updatedAt' | '__v'>): ErrorLogEntry {
+    const now = new Date().toISOString();
+    const row: RawError = {
+      id: newId(),
+      workflow_id: entry.workflowId,
+      execution_id: entry.executionId,
+      block_id: entry.blockId,
+      block_type: entry.blockType,
+      error: entry.error,
+      created_at: now,
+      updated_at: now,
+      version: 0,
+    };
+    this.db
+      .prepare(
+        `INSERT INTO error_logs (id, workflow_id, execution_id, block_id, block_type, error, created_at, updated_at, version)
+         VALUES (@id, @workflow_id, @execution_id, @block_id, @block_type, @error, @created_at, @updated_at, @version)`,
+      )
+      .run(row);
+    return toErrorEntry(row);
+  }
+
+  listErrors(workflowId: string): ErrorLogEntry[] {
+    return (
+      this.db
+        .prepare('SELECT * FROM error_logs WHERE workflow_id = ? ORDER BY created_at DESC, id DESC')
+        .all(workflowId) as RawError[]
+    ).map(toErrorEntry);
+  }
+}

@@ -1,0 +1,95 @@
+import type {
+  Block,
+  ChildWorkflow,
+  ChildWorkflowSummary,
+  Integration,
+  ParentWorkflow,
+  VariableValues,
+} from '../src/api/types.js';
+import type { CatalogBlock, CatalogWorkflow } from './catalog/catalog.js';
+import type { ChildRow } from './store/store.js';
+
+/**
+ * How stored rows and catalog entries become the response shapes of the service interface.
+ * Relative icon paths become absolute URLs on the origin the caller used.
+ */
+
+export const API_PREFIX = '/forge/2021-12';
+
+export function iconUrl(icon: string, base: string): string {
+  return /^(https?:|data:)/.test(icon) ? icon : `${base}${API_PREFIX}/icons/${icon.replace(/^\.?\/?(icons\/)?/, '')}`;
+}
+
+function integrationView(integration: Integration, base: string): Integration {
+  return { ...integration, icon: iconUrl(integration.icon, base) };
+}
+
+/** A block as the listing shows it: the catalog's internal `integration` link is not part of it. */
+function blockView(block: CatalogBlock, values?: VariableValues): Block {
+  const { integration: _link, ...rest } = block;
+  if (block.type !== 'variables' || !block.parameters.variables) return rest;
+  return {
+    ...rest,
+    parameters: {
+      ...block.parameters,
+      variables: block.parameters.variables.map((v) => ({ ...v, value: values?.[v.name] ?? v.value })),
+    },
+  };
+}
+
+export function parentView(workflow: CatalogWorkflow, base: string): ParentWorkflow {
+  return {
+    workflowId: workflow.workflowId,
+    name: workflow.name,
+    ...(workflow.description ? { description: workflow.description } : {}),
+    integrations: workflow.integrations.map((i) => integrationView(i, base)),
+    blocks: workflow.blocks.map((b) => blockView(b)),
+  };
+}
+
+/** A child whose parent left the catalog still answers, with what is known of it. */
+export function parentOf(child: ChildRow, find: (id: string) => CatalogWorkflow | undefined): CatalogWorkflow {
+  return (
+    find(child.parentId) ?? {
+      workflowId: child.parentId,
+      name: 'Removed workflow',
+      active: false,
+      integrations: [],
+      blocks: [],
+    }
+  );
+}
+
+export function childSummaryView(child: ChildRow, parent: CatalogWorkflow, base: string): ChildWorkflowSummary {
+  return {
+    _id: child.id,
+    parentId: child.parentId,
+    name: parent.name,
+    active: child.active,
+    blocks: parent.blocks.map((block) => {
+      const integration = parent.integrations.find((i) => i.name === block.integration);
+      return {
+        icon: iconUrl(integration?.icon ?? `blocks/${block.type}.svg`, base),
+        displayName: block.name,
+        name: block.type,
+      };
+    }),
+  };
+}
+
+export function childView(child: ChildRow, parent: CatalogWorkflow, base: string): ChildWorkflow {
+  const hasWebhook = parent.blocks.some((b) => b.type === 'webhook');
+  return {
+    _id: child.id,
+    parentId: child.parentId,
+    userId: child.userId,
+    name: parent.name,
+    ...(parent.description ? { description: parent.description } : {}),
+    active: child.active,
+    integrations: parent.integrations.map((i) => integrationView(i, base)),
+    blocks: parent.blocks.map((b) => blockView(b, child.variables[b.id])),
+    ...(hasWebhook ? { webhookUrl: `${base}${API_PREFIX}/hooks/${child.webhookToken}` } : {}),
+    createdAt: child.createdAt,
+    updatedAt: child.updatedAt,
+  };
+}

@@ -1,0 +1,9 @@
+export {
+  API_VERSION_PATH,
+  type CallOptions,
+  type CredentialSource,
+  ForgeApiError,
+  ForgeClient,
+  type ForgeClientOptions,
+} from './client.js';
+export type * from './types.js';

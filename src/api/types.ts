@@ -1,0 +1,216 @@
+/**
+ * The resources of the Integration Workflow Management Service, named and shaped as the
+ * service interface defines them. Shared by the typed client and the local service, so the
+ * two cannot drift apart.
+ */
+
+/** A user-supplied parameter an integration needs (an API key, an account subdomain, ...). */
+export interface RequiredParameter {
+  name: string;
+  displayName: string;
+  description: string;
+}
+
+export interface Integration {
+  /** Integration identifier; also the value of the `integration` filter. */
+  name: string;
+  displayName: string;
+  /** URL of an image. */
+  icon: string;
+  /** Authentication kind: `oauth2`, or `parameters` when `requiredParameters` are asked for. */
+  type: string;
+  requiredParameters?: RequiredParameter[];
+}
+
+export type VariableValue = string | number;
+
+export interface Variable {
+  uuid: string;
+  name: string;
+  value: VariableValue;
+  /** Extension: a sentence shown under the field in the configuration modal. */
+  description?: string;
+}
+
+export interface Block {
+  name: string;
+  /** uuid4; the same in the parent workflow and in its children. */
+  id: string;
+  /** Block type identifier (`variables`, `webhook`, `schedule`, `http`, ...). */
+  type: string;
+  /** Depends on `type`; a `variables` block has `parameters.variables`. */
+  parameters: Record<string, unknown> & { variables?: Variable[] };
+}
+
+/** A parent workflow (a template of the host account), as `GET /workflow` lists it. */
+export interface ParentWorkflow {
+  workflowId: string;
+  name: string;
+  /** Extension: one sentence on what the workflow does. */
+  description?: string;
+  integrations: Integration[];
+  blocks: Block[];
+}
+
+export interface User {
+  _id: string;
+  email: string;
+  fullName: string;
+}
+
+export interface ChildWorkflowSummaryBlock {
+  icon: string;
+  displayName: string;
+  /** Block type identifier. */
+  name: string;
+}
+
+/** A child workflow as it appears in `GET /user/:userId`. */
+export interface ChildWorkflowSummary {
+  _id: string;
+  parentId: string;
+  name: string;
+  active: boolean;
+  blocks: ChildWorkflowSummaryBlock[];
+}
+
+export interface UserWithWorkflows extends User {
+  workflows: ChildWorkflowSummary[];
+}
+
+/** Extension: one child workflow in full, from `GET /workflow/:workflowId`. */
+export interface ChildWorkflow {
+  _id: string;
+  parentId: string;
+  userId: string;
+  name: string;
+  description?: string;
+  active: boolean;
+  integrations: Integration[];
+  /** The blocks with this user's current variable values. */
+  blocks: Block[];
+  /** Present when the workflow starts on a webhook: POST here to run it. */
+  webhookUrl?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ResultItem {
+  json: Record<string, unknown>;
+  id: string;
+}
+
+export interface BlockResult {
+  blockId: string;
+  startedAt: string;
+  stoppedAt: string;
+  data: ResultItem[][];
+}
+
+export interface ExecutionLogEntry {
+  executionId: string;
+  startedAt: string;
+  stoppedAt: string;
+  finished: boolean;
+  results: BlockResult[];
+}
+
+export interface ErrorLogEntry {
+  _id: string;
+  workflowId: string;
+  executionId: string;
+  blockId: string;
+  blockType: string;
+  error: string;
+  createdAt: string;
+  updatedAt: string;
+  __v: number;
+}
+
+/** The values to set on one variable block: variable name → value. */
+export type VariableValues = Record<string, VariableValue>;
+
+export interface SetVariablesResponse {
+  blockId: string;
+  variables: Array<Pick<Variable, 'uuid' | 'name' | 'value'>>;
+}
+
+export interface InstallRequest {
+  /** Initial values per variable block: block id → variable name → value. */
+  variables?: Record<string, VariableValues>;
+}
+
+export interface InstallResponse {
+  workflowId: string;
+  active: true;
+}
+
+export interface LogsQuery {
+  /** 1-based; default 1. */
+  page?: number;
+  /** 1..30; default 10. */
+  limit?: number;
+  /** Default `desc` (newest first). */
+  order?: 'asc' | 'desc';
+}
+
+/** Extension: which integrations the token's user has connected. Never the secrets. */
+export interface ConnectedIntegration {
+  integration: string;
+  connectedAt: string;
+}
+
+export interface OAuthStart {
+  /** One-time, short-lived URL to open in the popup. Carries no credential. */
+  url: string;
+  expiresAt: string;
+}
+
+/** The message the service's OAuth callback page posts to the window that opened it. */
+export interface OAuthResultMessage {
+  type: 'forge-oauth';
+  integration: string;
+  status: 'connected' | 'denied' | 'error';
+  message?: string;
+}
+
+/** Extension: host settings for delivering failed executions. */
+export interface HostSettings {
+  errorWebhookUrl: string | null;
+  eventBus: {
+    enabled: boolean;
+    busName: string | null;
+    region: string | null;
+    endpoint: string | null;
+    /** Whether access keys are stored; the keys themselves are never returned. */
+    hasAccessKeys: boolean;
+  };
+}
+
+export interface HostSettingsUpdate {
+  errorWebhookUrl?: string | null;
+  eventBus?: {
+    enabled?: boolean;
+    busName?: string | null;
+    region?: string | null;
+    endpoint?: string | null;
+    accessKeyId?: string;
+    secretAccessKey?: string;
+  };
+}
+
+/** An RFC 9457 problem document, as every error response of the service is. */
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+export interface FieldError {
+  /** Where in the request: `body.email`, `query.limit`, `variables.<blockId>.<name>`, ... */
+  path: string;
+  message: string;
+}

@@ -1,0 +1,34 @@
+import { executeServerCommand } from '@web/test-runner-commands';
+
+/**
+ * What a test page may ask of the host side (web-test-runner.config.mjs): the API key stays in
+ * Node, exactly as it stays on a host's backend.
+ */
+const forge = <T>(action: string, args: Record<string, unknown> = {}) =>
+  executeServerCommand<T, Record<string, unknown>>('forge', { action, ...args });
+
+/** `apiBase`: the local service itself; `faultyBase`: the same service behind a fault-injecting proxy. */
+export const serviceInfo = () => forge<{ apiBase: string; faultyBase: string }>('info');
+
+/** Creates a fresh end user and answers its id. */
+export const createUser = (name?: string) => forge<string>('createUser', { name });
+
+/** A user token, as the host's token endpoint would hand it out. */
+export const userToken = (userId: string, expiresIn?: number) => forge<string>('token', { userId, expiresIn });
+
+/** Calls the service with the API key, from the host side. */
+export const hostApi = <T = unknown>(method: string, path: string, body?: unknown) =>
+  forge<{ status: number; body: T }>('api', { method, path, body });
+
+/**
+ * Arms the proxy at `faultyBase` to fail the next request whose method and path (a regular
+ * expression over the path after the origin) match: `kind` is an HTTP status or `network`.
+ */
+export const injectFault = (method: string, path: string, kind: number | 'network') =>
+  forge<boolean>('fault', { method, path, kind });
+
+export const clearFaults = () => forge<boolean>('clearFaults');
+
+/** A URL of this page's own token endpoint for `token-url`; `mode` makes it fail on purpose. */
+export const tokenUrl = (userId: string, mode?: 'error' | 'html' | 'garbage', expiresIn?: number) =>
+  `/test-host/token?user=${encodeURIComponent(userId)}${mode ? `&mode=${mode}` : ''}${expiresIn ? `&expiresIn=${expiresIn}` : ''}`;

@@ -1,0 +1,189 @@
+import { writeFileSync } from 'node:fs';
+import { esbuildPlugin } from '@web/dev-server-esbuild';
+import { defaultReporter } from '@web/test-runner';
+import { chromeLauncher } from '@web/test-runner-chrome';
+import { startService } from './dist/server/app.js';
+
+/**
+ * Browser tests run in headless Chromium against the real local Forge service, started here
+ * over HTTP with an in-memory database. The test page reaches it two ways:
+ * - directly at `service.url` (CORS allows this runner's origin), as a host page would;
+ * - through `/faulty` on this server, a pass-through proxy that a test can arm to answer a 500
+ *   or drop the connection for the next matching request, for the failures the real service
+ *   cannot be asked to produce.
+ * The `forge` server command does what a host backend does with the API key (create users,
+ * mint tokens), so the key never reaches the page. `/test-host/token?user=<id>` is a token
+ * endpoint like a host's, for `token-url`.
+ */
+const PORT = 8765;
+const ORIGIN = `http://localhost:${PORT}`;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const COUNTS_FILE = process.env.WTR_COUNTS_FILE;
+
+const service = await startService({ port: 0, db: ':memory:', allowedOrigins: [ORIGIN] });
+const api = (path, init = {}) =>
+  fetch(`${service.url}/forge/2021-12${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${service.apiKey}`, 'Content-Type': 'application/json', ...init.headers },
+  }).then(async (r) => ({ status: r.status, body: await r.json() }));
+
+/** Faults armed by tests: each answers the next request whose method and path match, once. */
+let faults = [];
+
+const forgeCommands = {
+  name: 'forge-commands',
+  async serverStop() {
+    await service.close();
+  },
+  async executeCommand({ command, payload }) {
+    if (command !== 'forge') return undefined;
+    const { action, ...args } = payload;
+    switch (action) {
+      case 'info':
+        return { apiBase: service.url, faultyBase: `${ORIGIN}/faulty` };
+      case 'createUser': {
+        const n = Math.random().toString(36).slice(2, 10);
+        const { body } = await api('/user', {
+          method: 'POST',
+          body: JSON.stringify({ name: args.name ?? `Test user ${n}`, email: `user-${n}@example.com` }),
+        });
+        return body.userId;
+      }
+      case 'token': {
+        const qs = args.expiresIn ? `?expiresIn=${args.expiresIn}` : '';
+        return (await api(`/user/${args.userId}/token${qs}`)).body.token;
+      }
+      case 'getUser':
+        return (await api(`/user/${args.userId}`)).body;
+      case 'api':
+        return api(args.path, { method: args.method ?? 'GET', body: args.body && JSON.stringify(args.body) });
+      case 'fault':
+        faults.push({ method: args.method, path: new RegExp(args.path), kind: args.kind });
+        return true;
+      case 'clearFaults':
+        faults = [];
+        return true;
+      default:
+        throw new Error(`Unknown forge action ${action}`);
+    }
+  },
+};
+
+/** The host-style token endpoint and the fault-injecting proxy. */
+async function testHost(ctx, next) {
+  if (ctx.path === '/test-host/token') {
+    const user = ctx.query.user;
+    const mode = ctx.query.mode;
+    if (mode === 'error') {
+      ctx.status = 500;
+      ctx.body = 'token endpoint down';
+      return;
+    }
+    if (mode === 'html') {
+      ctx.type = 'text/html';
+      ctx.body = '<html>login</html>';
+      return;
+    }
+    if (mode === 'garbage') {
+      ctx.type = 'application/json';
+      ctx.body = JSON.stringify({ token: 'not-a-jwt' });
+      return;
+    }
+    const { status, body } = await api(
+      `/user/${user}/token${ctx.query.expiresIn ? `?expiresIn=${ctx.query.expiresIn}` : ''}`,
+    );
+    ctx.status = status;
+    ctx.type = 'application/json';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = JSON.stringify(body);
+    return;
+  }
+  if (ctx.path.startsWith('/faulty/')) {
+    const path = ctx.path.slice('/faulty'.length);
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      return;
+    }
+    const fault = faults.find((f) => (!f.method || f.method === ctx.method) && f.path.test(path));
+    if (fault) {
+      faults = faults.filter((f) => f !== fault);
+      if (fault.kind === 'network') {
+        ctx.req.socket.destroy();
+        return;
+      }
+      ctx.status = Number(fault.kind) || 500;
+      ctx.type = 'application/problem+json';
+      ctx.body = JSON.stringify({
+        type: 'https://forge-embed.dev/problems/internal',
+        title: 'Internal error',
+        status: ctx.status,
+        detail: 'The service failed to answer. Try again; if it keeps failing, see the service log.',
+      });
+      return;
+    }
+    const chunks = [];
+    for await (const chunk of ctx.req) chunks.push(chunk);
+    const headers = {};
+    for (const name of ['authorization', 'content-type', 'accept']) if (ctx.get(name)) headers[name] = ctx.get(name);
+    const response = await fetch(`${service.url}${path}${ctx.querystring ? `?${ctx.querystring}` : ''}`, {
+      method: ctx.method,
+      headers,
+      body: chunks.length ? Buffer.concat(chunks) : undefined,
+    });
+    ctx.status = response.status;
+    ctx.type = response.headers.get('content-type') ?? 'application/json';
+    ctx.body = Buffer.from(await response.arrayBuffer());
+    return;
+  }
+  return next();
+}
+
+/** Writes how many tests passed and failed, for the one summary line of `npm test`. */
+function countsReporter() {
+  return {
+    onTestRunFinished({ sessions }) {
+      let passed = 0;
+      let failed = 0;
+      const walk = (suite) => {
+        for (const t of suite.tests) if (!t.skipped) t.passed ? passed++ : failed++;
+        for (const s of suite.suites) walk(s);
+      };
+      for (const session of sessions) {
+        if (session.testResults) walk(session.testResults);
+        // A file that failed to load or threw outside a test counts as a failure.
+        if (!session.passed && session.errors.length > 0) failed++;
+      }
+      if (COUNTS_FILE) writeFileSync(COUNTS_FILE, JSON.stringify({ passed, failed }));
+    },
+  };
+}
+
+export default {
+  files: ['test/**/*.test.ts', '!test/server/**'],
+  nodeResolve: { exportConditions: ['production'] },
+  port: PORT,
+  rootDir: '.',
+  concurrency: 1,
+  testsFinishTimeout: 300_000,
+  browserStartTimeout: 60_000,
+  testFramework: { config: { timeout: 20_000 } },
+  plugins: [esbuildPlugin({ ts: true, tsconfig: './tsconfig.json', target: 'es2022' }), forgeCommands],
+  middleware: [testHost],
+  browsers: [
+    chromeLauncher({
+      launchOptions: {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-dev-shm-usage',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--no-first-run',
+        ],
+      },
+    }),
+  ],
+  reporters: [defaultReporter(), countsReporter()],
+};
