@@ -15,7 +15,8 @@ import { startService } from './dist/server/app.js';
  * mint tokens), so the key never reaches the page. `/test-host/token?user=<id>` is a token
  * endpoint like a host's, for `token-url`.
  */
-const PORT = 8765;
+// WTR_PORT lets several runs share one machine.
+const PORT = Number(process.env.WTR_PORT ?? 8765);
 const ORIGIN = `http://localhost:${PORT}`;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const COUNTS_FILE = process.env.WTR_COUNTS_FILE;
