@@ -3,6 +3,7 @@ import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { defaultReporter } from '@web/test-runner';
 import { chromeLauncher } from '@web/test-runner-chrome';
 import { startService } from './dist/server/app.js';
+import { frameworkPlugin } from './test/frameworks/plugin.mjs';
 
 /**
  * Browser tests run in headless Chromium against the real local Forge service, started here
@@ -36,7 +37,7 @@ const forgeCommands = {
   async serverStop() {
     await service.close();
   },
-  async executeCommand({ command, payload }) {
+  async executeCommand({ command, payload, session }) {
     if (command !== 'forge') return undefined;
     const { action, ...args } = payload;
     switch (action) {
@@ -64,11 +65,59 @@ const forgeCommands = {
       case 'clearFaults':
         faults = [];
         return true;
+      case 'authorize':
+        return authorizeWithoutBrowser(args.url);
+      case 'consent':
+        return consentInPopup(session, args.decision);
+      case 'connect':
+        // Stands in for a finished OAuth popup or parameter form: the user's credential is stored.
+        for (const integration of args.integrations) {
+          service.store.saveCredential(args.userId, integration, service.secrets.seal({ kind: 'test' }));
+        }
+        return true;
       default:
         throw new Error(`Unknown forge action ${action}`);
     }
   },
 };
+
+/**
+ * Completes a one-time OAuth authorization URL over plain HTTP, as a user who presses Allow on
+ * the local consent page would: for tests that need a user with a connected account.
+ */
+async function authorizeWithoutBrowser(url) {
+  const consentPage = (await fetch(url, { redirect: 'manual' })).headers.get('location');
+  const decided = await fetch(consentPage, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'decision=allow',
+  });
+  return (await fetch(decided.headers.get('location'))).status;
+}
+
+/**
+ * Finds the OAuth popup the test page opened (a real window, on the service's origin, so the
+ * page itself cannot reach into it) and presses Allow or Deny on the local consent page, or
+ * closes the window. Answers the popup's URL, for checks on what it carries.
+ */
+async function consentInPopup(session, decision) {
+  const page = session.browser.getPage(session.id);
+  const target = await page
+    .browser()
+    .waitForTarget((t) => t.opener() === page.target() && t.url().includes('/local-oauth/'), { timeout: 10_000 });
+  const popup = await target.page();
+  const url = popup.url();
+  if (decision === 'close') {
+    await popup.close();
+    return url;
+  }
+  const button = `button[value="${decision}"]`;
+  await popup.waitForSelector(button);
+  // Pressing the button submits the form; the callback page then closes the window itself.
+  await popup.click(button);
+  return url;
+}
 
 /** The host-style token endpoint and the fault-injecting proxy. */
 async function testHost(ctx, next) {
@@ -168,7 +217,11 @@ export default {
   testsFinishTimeout: 300_000,
   browserStartTimeout: 60_000,
   testFramework: { config: { timeout: 20_000 } },
-  plugins: [esbuildPlugin({ ts: true, tsconfig: './tsconfig.json', target: 'es2022' }), forgeCommands],
+  plugins: [
+    esbuildPlugin({ ts: true, tsconfig: './tsconfig.json', target: 'es2022' }),
+    forgeCommands,
+    frameworkPlugin(service),
+  ],
   middleware: [testHost],
   browsers: [
     chromeLauncher({

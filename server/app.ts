@@ -4,12 +4,17 @@ import type { AddressInfo } from 'node:net';
 import { basename, join } from 'node:path';
 import { Credentials, type Principal } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
-import { forbidden, HttpProblem, notFound, sendJson, sendProblem } from './http.js';
+import { Delivery, type DeliveryOptions } from './engine/delivery.js';
+import { Engine } from './engine/engine.js';
+import { forbidden, HttpProblem, notFound, originOfHost, sendJson, sendProblem, unauthorized } from './http.js';
 import { DEMO_CATALOG } from './paths.js';
 import { type Access, bodyOf, checkAccess, Router } from './router.js';
 import { LOCAL_PROVIDER_PREFIX, registerCredentials } from './routes/credentials.js';
+import { registerHooks } from './routes/hooks.js';
+import { registerSettings } from './routes/settings.js';
 import { registerUsers } from './routes/users.js';
 import { registerWorkflows } from './routes/workflows.js';
+import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { SecretBox } from './secrets.js';
 import { Store } from './store/store.js';
 import { API_PREFIX } from './views.js';
@@ -28,6 +33,14 @@ export interface ServiceOptions {
   allowedOrigins?: string[];
   /** Where request logs go; default nowhere. */
   log?: (line: string) => void;
+  /** What `{{env.SANDBOX_URL}}` in block parameters stands for: the sandbox the demo catalog's HTTP blocks call. */
+  sandboxUrl?: string;
+  /** Run schedule blocks at every minute. Default true; tests turn it off and call `engine.tick(date)`. */
+  scheduler?: boolean;
+  /** Retry backoff and attempt timeout of error deliveries to the host. */
+  delivery?: Pick<DeliveryOptions, 'backoff' | 'timeoutMs'>;
+  /** How long an HTTP block waits for an answer, in ms. Default 10 s. */
+  httpTimeoutMs?: number;
 }
 
 export interface ServiceDeps {
@@ -44,6 +57,11 @@ export interface RunningService extends ServiceDeps {
   url: string;
   apiKey: string;
   apiKeyGenerated: boolean;
+  /** The routes it answers; tests walk `router.table` so that no endpoint is left out. */
+  router: Router;
+  /** Runs workflows: `engine.tick(date)` runs what is scheduled in that minute. */
+  engine: Engine;
+  delivery: Delivery;
   close(): Promise<void>;
 }
 
@@ -62,10 +80,22 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     secrets: SecretBox.open(dbPath),
     allowedOrigins: options.allowedOrigins ?? [],
   };
+  const delivery = new Delivery({ store, secrets: deps.secrets, ...options.delivery, log: options.log });
+  const engine = new Engine({
+    store,
+    catalog,
+    secrets: deps.secrets,
+    delivery,
+    env: { SANDBOX_URL: (options.sandboxUrl ?? DEFAULT_SANDBOX_URL).replace(/\/+$/, '') },
+    httpTimeoutMs: options.httpTimeoutMs,
+    log: options.log,
+  });
   const router = new Router();
   registerUsers(router, deps);
   registerWorkflows(router, deps);
   registerCredentials(router, deps);
+  registerHooks(router, engine);
+  registerSettings(router, deps, delivery);
   router.add('GET', '/.well-known/jwks.json', 'public', () => ({ body: credentials.jwks }));
   router.add('GET', '/icons/:file', 'public', ({ params, res }) => serveIcon(catalog, params.file!, res));
   router.add('GET', '/icons/blocks/:file', 'public', ({ params, res }) =>
@@ -74,7 +104,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://service');
-    const base = `http://${req.headers.host ?? `localhost:${port}`}`;
+    const base = originOfHost(req.headers.host) ?? `http://localhost:${port}`;
     const method = req.method ?? 'GET';
     let path: string;
     if (url.pathname.startsWith(`${API_PREFIX}/`)) path = url.pathname.slice(API_PREFIX.length);
@@ -128,12 +158,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         );
       }
       if (principal.kind === 'user' && !store.getUser(principal.userId)) {
-        throw new HttpProblem(
-          401,
-          'unauthorized',
-          'Unauthorized',
-          'The user of this token no longer exists. Create the user again and fetch a new token.',
-        );
+        throw unauthorized('The user of this token no longer exists. Create the user again and fetch a new token.');
       }
       checkAccess(route.access, principal);
     }
@@ -178,6 +203,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     server.listen(options.port ?? 4010, options.host ?? '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  // Entries a previous run could not deliver go out now.
+  delivery.start();
+  if (options.scheduler !== false) engine.startScheduler();
 
   return {
     ...deps,
@@ -185,9 +213,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     url: `http://localhost:${port}`,
     apiKey,
     apiKeyGenerated: generated,
+    router,
+    engine,
+    delivery,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await engine.stop();
+      await delivery.stop();
       store.close();
     },
   };

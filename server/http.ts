@@ -130,13 +130,33 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+/**
+ * The 413 closes the connection: the rest of the refused body may still be on the wire, and a
+ * client that sent the next request on the same connection would have it reset.
+ */
 function tooLarge(): HttpProblem {
   return new HttpProblem(
     413,
     'payload-too-large',
     'Payload too large',
     `The body is larger than ${MAX_BODY_BYTES} bytes. Send a smaller JSON body.`,
+    undefined,
+    { Connection: 'close' },
   );
+}
+
+/**
+ * The origin a request reached the service at, from its Host header, for the URLs the service
+ * hands out (icons, the OAuth popup's pages). A Host that is not a plain `host[:port]` gives
+ * undefined: it must not become part of a URL, nor make building one throw.
+ */
+export function originOfHost(host: string | undefined): string | undefined {
+  if (!host || !/^([\w.-]+|\[[\da-f:.]+\])(:\d{1,5})?$/i.test(host)) return undefined;
+  try {
+    return new URL(`http://${host}`).origin;
+  } catch {
+    return undefined;
+  }
 }
 
 export function escapeHtml(text: string): string {

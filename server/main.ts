@@ -1,15 +1,19 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { startService } from './app.js';
+import { type RunningSandbox, startSandbox } from './sandbox.js';
 
 const USAGE = `forge-service — the local Forge service (Integration Workflow Management Service)
 
-Usage: forge-service [--port 4010] [--db forge.db | :memory:] [--catalog path/to/catalog.json]
+Usage: forge-service [--port 4010] [--db forge.db | :memory:] [--catalog path/to/catalog.json] [--sandbox-port 4011]
+
+  --sandbox-port   also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
 
 Environment:
   FORGE_API_KEY          the host's API key (must start with forge_sk_); otherwise one is generated and stored
   FORGE_ALLOWED_ORIGINS  comma-separated origins the embedded elements run on (CORS), e.g. http://localhost:8000
-  FORGE_SECRET_KEY       32 bytes, base64: the key that seals credentials; otherwise a key file beside the database`;
+  FORGE_SECRET_KEY       32 bytes, base64: the key that seals credentials; otherwise a key file beside the database
+  FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)`;
 
 function fail(message: string): never {
   console.error(`forge-service: ${message}\n\n${USAGE}`);
@@ -24,6 +28,7 @@ function parse() {
       host: { type: 'string', default: '127.0.0.1' },
       db: { type: 'string', default: 'forge.db' },
       catalog: { type: 'string' },
+      'sandbox-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -46,7 +51,19 @@ const allowedOrigins = (process.env.FORGE_ALLOWED_ORIGINS ?? '')
   .map((o) => o.trim().replace(/\/$/, ''))
   .filter(Boolean);
 
+const sandboxPort = args.values['sandbox-port'] === undefined ? undefined : Number(args.values['sandbox-port']);
+if (sandboxPort !== undefined && (!Number.isInteger(sandboxPort) || sandboxPort < 0 || sandboxPort > 65535))
+  fail(`--sandbox-port must be a whole number from 0 to 65535; got "${args.values['sandbox-port']}".`);
+
+let sandbox: RunningSandbox | undefined;
 try {
+  if (sandboxPort !== undefined) {
+    sandbox = await startSandbox({ port: sandboxPort }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE')
+        fail(`sandbox port ${sandboxPort} is in use. Stop what runs there or pass another --sandbox-port.`);
+      throw error;
+    });
+  }
   const service = await startService({
     port,
     host: args.values.host,
@@ -54,10 +71,12 @@ try {
     catalog: args.values.catalog,
     apiKey: process.env.FORGE_API_KEY || undefined,
     allowedOrigins,
+    sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
   });
   console.log(`Forge service listening on ${service.url}/forge/2021-12`);
   console.log(`API key${service.apiKeyGenerated ? ' (generated and stored)' : ''}: ${service.apiKey}`);
   console.log(`Database: ${args.values.db}`);
+  if (sandbox) console.log(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
   console.log(
     `Allowed origins: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'none (set FORGE_ALLOWED_ORIGINS)'}`,
   );
@@ -67,6 +86,7 @@ try {
     stopping = true;
     console.log(`${signal}: stopping`);
     await service.close();
+    await sandbox?.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -49,6 +49,11 @@ export class Router {
     this.routes.push({ method, path, pattern: new RegExp(`^${source}$`), keys, access, handler });
   }
 
+  /** Every route: method, path pattern and who may call it. */
+  get table(): Array<{ method: string; path: string; access: Access }> {
+    return this.routes.map(({ method, path, access }) => ({ method, path, access }));
+  }
+
   /** The route for a method and path; `allowed` lists the methods the path has when none fits. */
   match(method: string, path: string): { found?: Match; allowed: string[] } {
     const allowed: string[] = [];

@@ -65,6 +65,11 @@ export class Catalog {
     return this.byId.get(workflowId);
   }
 
+  /** Every parent, active or not: children of a parent taken out of the listing still run. */
+  all(): CatalogWorkflow[] {
+    return [...this.byId.values()];
+  }
+
   /** Active parents, optionally only those that use the integration named. */
   list(integration?: string): CatalogWorkflow[] {
     return [...this.byId.values()].filter(

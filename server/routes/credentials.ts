@@ -155,13 +155,15 @@ window.close();
     'POST',
     `${LOCAL_PROVIDER_PREFIX}/:integration/authorize`,
     'public',
-    async ({ params, query, req, res }) => {
+    async ({ params, query, req, res, base }) => {
       const state = query.get('state') ?? '';
       const redirectUri = query.get('redirect_uri') ?? '';
+      // Like a real provider, redirect only to the registered callback: a code sent anywhere
+      // else would leave the service.
       if (
         !catalog.integrations.get(params.integration!) ||
         !store.getOAuthState(state) ||
-        !redirectUri.endsWith(`${API_PREFIX}/oauth/callback`)
+        redirectUri !== `${base}${API_PREFIX}/oauth/callback`
       ) {
         return expiredLink(res);
       }

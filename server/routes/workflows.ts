@@ -208,7 +208,9 @@ export function registerWorkflows(router: Router, { store, catalog }: ServiceDep
         { path: 'query.order', message: 'Must be "asc" or "desc".' },
       ]);
     }
-    return { body: { data: store.listExecutions(child.id, page, limit, order) } };
+    // A page past any row there could be is empty; SQLite's OFFSET refuses what is no 64-bit integer.
+    const beyondEnd = !Number.isSafeInteger((page - 1) * limit);
+    return { body: { data: beyondEnd ? [] : store.listExecutions(child.id, page, limit, order) } };
   });
 
   router.add('GET', '/workflow/:workflowId/errors', 'any', ({ params, principal }) => {

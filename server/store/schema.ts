@@ -65,6 +65,20 @@ const MIGRATIONS: string[] = [
     expires_at    INTEGER NOT NULL
   );
   `,
+  // Executions: the scheduler reads a parent's active children; the outbox holds every error
+  // log entry until each channel of the host (error webhook, event bus) has taken it.
+  `
+  CREATE INDEX workflows_by_parent ON workflows (parent_id, active);
+  CREATE TABLE deliveries (
+    error_id   TEXT NOT NULL REFERENCES error_logs(id) ON DELETE CASCADE,
+    channel    TEXT NOT NULL,
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    due_at     INTEGER NOT NULL,
+    last_error TEXT,
+    PRIMARY KEY (error_id, channel)
+  );
+  CREATE INDEX deliveries_by_due ON deliveries (due_at);
+  `,
 ];
 
 export function migrate(db: Database.Database): void {

@@ -328,10 +328,15 @@ export class Store {
 
   listExecutions(workflowId: string, page: number, limit: number, order: 'asc' | 'desc'): ExecutionLogEntry[] {
     const direction = order === 'asc' ? 'ASC' : 'DESC';
+    // The page is found in the index alone (it covers workflow_id, started_at, id and the rowid),
+    // and only its rows are read from the table: a deep page skips index entries, not whole rows.
     const rows = this.db
       .prepare(
         `SELECT id, started_at, stopped_at, finished, results FROM executions
-         WHERE workflow_id = ? ORDER BY started_at ${direction}, id ${direction} LIMIT ? OFFSET ?`,
+         WHERE rowid IN (
+           SELECT rowid FROM executions WHERE workflow_id = ?
+           ORDER BY started_at ${direction}, id ${direction} LIMIT ? OFFSET ?)
+         ORDER BY started_at ${direction}, id ${direction}`,
       )
       .all(workflowId, limit, (page - 1) * limit) as Array<{
       id: string;
@@ -378,4 +383,86 @@ export class Store {
         .all(workflowId) as RawError[]
     ).map(toErrorEntry);
   }
+
+  // Scheduling and delivery (server/engine) -------------------------------------------------
+
+  /** Parents that have at least one active child: the only ones a scheduler tick looks at. */
+  listParentsWithActiveChildren(): string[] {
+    return (this.db.prepare('SELECT DISTINCT parent_id FROM workflows WHERE active = 1').all() as RawChild[]).map(
+      (row) => row.parent_id,
+    );
+  }
+
+  listActiveChildrenOf(parentId: string): ChildRow[] {
+    return (
+      this.db
+        .prepare('SELECT * FROM workflows WHERE parent_id = ? AND active = 1 ORDER BY created_at, id')
+        .all(parentId) as RawChild[]
+    ).map(toChild);
+  }
+
+  /** Puts an error log entry in the outbox of a delivery channel (once per entry and channel). */
+  enqueueDelivery(errorId: string, channel: string, dueAt: number): void {
+    this.db
+      .prepare('INSERT OR IGNORE INTO deliveries (error_id, channel, due_at) VALUES (?, ?, ?)')
+      .run(errorId, channel, dueAt);
+  }
+
+  /** Deliveries due at `now`, oldest first, each with the entry to send. */
+  dueDeliveries(now: number, limit: number): PendingDelivery[] {
+    const rows = this.db
+      .prepare(
+        `SELECT d.channel, d.attempts, e.* FROM deliveries d JOIN error_logs e ON e.id = d.error_id
+         WHERE d.due_at <= ? ORDER BY d.due_at, e.created_at, e.id LIMIT ?`,
+      )
+      .all(now, limit) as Array<RawError & { channel: string; attempts: number }>;
+    return rows.map((row) => ({ channel: row.channel, attempts: row.attempts, entry: toErrorEntry(row) }));
+  }
+
+  /** When the next delivery is due (ms since the epoch), or undefined when the outbox is empty. */
+  nextDeliveryDueAt(): number | undefined {
+    const row = this.db.prepare('SELECT MIN(due_at) AS next FROM deliveries').get() as { next: number | null };
+    return row.next ?? undefined;
+  }
+
+  finishDelivery(errorId: string, channel: string): void {
+    this.db.prepare('DELETE FROM deliveries WHERE error_id = ? AND channel = ?').run(errorId, channel);
+  }
+
+  postponeDelivery(errorId: string, channel: string, attempts: number, dueAt: number, lastError: string): void {
+    this.db
+      .prepare('UPDATE deliveries SET attempts = ?, due_at = ?, last_error = ? WHERE error_id = ? AND channel = ?')
+      .run(attempts, dueAt, lastError, errorId, channel);
+  }
+
+  /** Makes waiting deliveries (of one channel, or all) due now: their target changed, or the service restarted. */
+  retryDeliveriesNow(channel?: string): void {
+    this.db
+      .prepare('UPDATE deliveries SET due_at = @now WHERE due_at > @now AND (@channel IS NULL OR channel = @channel)')
+      .run({ now: Date.now(), channel: channel ?? null });
+  }
+
+  /** Empties a channel's outbox: the host switched the channel off. */
+  dropDeliveries(channel: string): void {
+    this.db.prepare('DELETE FROM deliveries WHERE channel = ?').run(channel);
+  }
+
+  /** How many deliveries of a channel wait, and the most recent reason one failed. */
+  deliveryBacklog(channel: string): { pending: number; lastError: string | null } {
+    return this.db
+      .prepare(
+        `SELECT COUNT(*) AS pending,
+           (SELECT last_error FROM deliveries WHERE channel = @channel AND last_error IS NOT NULL
+            ORDER BY due_at DESC LIMIT 1) AS lastError
+         FROM deliveries WHERE channel = @channel`,
+      )
+      .get({ channel }) as { pending: number; lastError: string | null };
+  }
+}
+
+export interface PendingDelivery {
+  channel: string;
+  /** Failed attempts so far. */
+  attempts: number;
+  entry: ErrorLogEntry;
 }

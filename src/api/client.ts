@@ -4,6 +4,8 @@ import type {
   ErrorLogEntry,
   ExecutionLogEntry,
   FieldError,
+  HostSettings,
+  HostSettingsUpdate,
   InstallRequest,
   InstallResponse,
   LogsQuery,
@@ -175,6 +177,18 @@ export class ForgeClient {
 
   disableUserWorkflows(userId: string, options?: CallOptions): Promise<{ message: string }> {
     return this.request('PATCH', `/user/${enc(userId)}/disableWorkflows`, undefined, options);
+  }
+
+  // Host settings (extension; API key) ----------------------------------------------------
+
+  /** Where failed executions are delivered: the error webhook URL and the event bus. */
+  getSettings(options?: CallOptions): Promise<HostSettings> {
+    return this.request('GET', '/settings', undefined, options);
+  }
+
+  /** Changes the fields given (`null` clears one); answers the settings as they now are. */
+  updateSettings(update: HostSettingsUpdate, options?: CallOptions): Promise<HostSettings> {
+    return this.request('PUT', '/settings', update, options);
   }
 
   // Credentials (extension; user token) ---------------------------------------------------

@@ -185,6 +185,16 @@ export interface HostSettings {
     /** Whether access keys are stored; the keys themselves are never returned. */
     hasAccessKeys: boolean;
   };
+  /** Error log entries waiting to be delivered on each channel, and why the last attempt failed. */
+  deliveries: {
+    webhook: DeliveryBacklog;
+    eventBus: DeliveryBacklog;
+  };
+}
+
+export interface DeliveryBacklog {
+  pending: number;
+  lastError: string | null;
 }
 
 export interface HostSettingsUpdate {
@@ -194,8 +204,9 @@ export interface HostSettingsUpdate {
     busName?: string | null;
     region?: string | null;
     endpoint?: string | null;
-    accessKeyId?: string;
-    secretAccessKey?: string;
+    /** Give both keys together; both `null` removes them. */
+    accessKeyId?: string | null;
+    secretAccessKey?: string | null;
   };
 }
 

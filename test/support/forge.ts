@@ -29,6 +29,19 @@ export const injectFault = (method: string, path: string, kind: number | 'networ
 
 export const clearFaults = () => forge<boolean>('clearFaults');
 
+/** Stores a credential for each integration, as if the user had connected it (OAuth ones too). */
+export const connectIntegrations = (userId: string, integrations: string[]) =>
+  forge<boolean>('connect', { userId, integrations });
+
 /** A URL of this page's own token endpoint for `token-url`; `mode` makes it fail on purpose. */
 export const tokenUrl = (userId: string, mode?: 'error' | 'html' | 'garbage', expiresIn?: number) =>
   `/test-host/token?user=${encodeURIComponent(userId)}${mode ? `&mode=${mode}` : ''}${expiresIn ? `&expiresIn=${expiresIn}` : ''}`;
+
+/** Completes a one-time OAuth URL (from `startOAuth`) over HTTP, as if the user pressed Allow. */
+export const authorizeOAuth = (url: string) => forge<number>('authorize', { url });
+
+/**
+ * Acts on the local consent page in the OAuth popup this page opened: presses Allow or Deny,
+ * or closes the window. Answers the popup's URL.
+ */
+export const consentInPopup = (decision: 'allow' | 'deny' | 'close') => forge<string>('consent', { decision });

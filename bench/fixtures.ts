@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Catalog, needsCredential } from '../server/catalog/catalog.js';
+import { DEMO_CATALOG } from '../server/paths.js';
+import { SecretBox } from '../server/secrets.js';
+import { Store } from '../server/store/store.js';
+
+/**
+ * A user who has connected every integration of the demo's first workflow and installed it, so
+ * that opening the modal for it goes straight to its settings (the step the bench times).
+ */
+export function seedModalUser(dbPath: string): { userId: string; parentId: string } {
+  const parent = new Catalog(DEMO_CATALOG).list()[0]!;
+  const store = new Store(dbPath);
+  try {
+    const secrets = SecretBox.open(dbPath);
+    const userId = store.createUser('Bench user', 'bench-modal@example.com');
+    for (const integration of parent.integrations.filter(needsCredential)) {
+      const secret =
+        integration.type === 'oauth2'
+          ? { kind: 'oauth2', accessToken: 'bench-token', scope: 'default' }
+          : {
+              kind: 'parameters',
+              values: Object.fromEntries((integration.requiredParameters ?? []).map((p) => [p.name, 'bench'])),
+            };
+      store.saveCredential(userId, integration.name, secrets.seal(secret));
+    }
+    store.createChild(userId, parent.workflowId, {});
+    return { userId, parentId: parent.workflowId };
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * A catalog of `count` parent workflows over the demo's integrations (and a copy of its icons),
+ * each with a trigger, a variable block and an HTTP block, named and described like real ones.
+ */
+export function writeLargeCatalog(dir: string, count: number): string {
+  const demo = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8')) as { integrations: Array<{ name: string }> };
+  cpSync(join(dirname(DEMO_CATALOG), 'icons'), join(dir, 'icons'), { recursive: true });
+  const names = demo.integrations.map((i) => i.name);
+  const workflows = Array.from({ length: count }, (_, n) => {
+    const from = names[n % names.length]!;
+    const to = names[(n + 1 + (Math.floor(n / names.length) % (names.length - 1))) % names.length]!;
+    return {
+      workflowId: `bench-${String(n).padStart(4, '0')}`,
+      name: `Workflow ${n + 1}: send ${from} events to ${to}`,
+      description: `When something happens in ${from}, this workflow records it in ${to} within a minute.`,
+      integrations: [from, to],
+      blocks: [
+        { name: 'Event received', id: randomUUID(), type: 'webhook', integration: from, parameters: {} },
+        {
+          name: 'Settings',
+          id: randomUUID(),
+          type: 'variables',
+          parameters: {
+            variables: [
+              { uuid: randomUUID(), name: 'destination', value: '#general', description: 'Where the event goes.' },
+              { uuid: randomUUID(), name: 'batchSize', value: 10, description: 'Events sent at once.' },
+            ],
+          },
+        },
+        { name: 'Send', id: randomUUID(), type: 'http', integration: to, parameters: { method: 'POST' } },
+      ],
+    };
+  });
+  const path = join(dir, 'catalog-large.json');
+  writeFileSync(path, JSON.stringify({ integrations: demo.integrations, workflows }));
+  return path;
+}
+
+/** A user who has installed every tenth workflow of the catalog, so the list shows switches among its rows. */
+export function seedListUser(dbPath: string, catalogPath: string): string {
+  const parents = new Catalog(catalogPath).list();
+  const store = new Store(dbPath);
+  try {
+    const userId = store.createUser('Bench user', 'bench-list@example.com');
+    store.transaction(() => {
+      parents.forEach((parent, n) => {
+        if (n % 10 === 0) store.createChild(userId, parent.workflowId, {});
+      });
+    });
+    return userId;
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,164 @@
+// The bench's side of the page: measurements that must be taken inside the browser, called by
+// browser.ts through page.evaluate. Everything goes through the elements' public API (attributes,
+// show()/hide(), events) and their documented parts.
+
+const TIMEOUT_MS = 15_000;
+
+/**
+ * Resolves with the first truthy answer of `check`, asked now and after every DOM change under
+ * `root`; on timeout, the error says what was awaited and what `root` showed instead.
+ */
+function whenReady(root, check, what) {
+  return new Promise((resolve, reject) => {
+    const done = (value) => {
+      observer.disconnect();
+      clearTimeout(timer);
+      resolve(value);
+    };
+    const observer = new MutationObserver(() => {
+      const value = check();
+      if (value) done(value);
+    });
+    const timer = setTimeout(() => {
+      observer.disconnect();
+      const shown = root.textContent.replace(/\s+/g, ' ').trim().slice(0, 300);
+      reject(new Error(`Timed out after ${TIMEOUT_MS} ms waiting for ${what}; the page showed: ${shown}`));
+    }, TIMEOUT_MS);
+    observer.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
+    const value = check();
+    if (value) done(value);
+  });
+}
+
+/** A task after the next frame: the frame that paints what is in the DOM now has been produced. */
+const afterNextPaint = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
+
+/** The modal's first settings field once a user could focus it: in the open dialog, enabled, shown. */
+function focusableField(modal) {
+  const root = modal.shadowRoot;
+  const field = root?.querySelector('dialog[open] [part~="input"]');
+  if (!field || field.disabled || !field.checkVisibility()) return undefined;
+  field.focus();
+  return root.activeElement === field ? field : undefined;
+}
+
+function newModal({ apiBase, tokenUrl, workflowId }) {
+  const modal = document.createElement('forge-config-modal');
+  modal.setAttribute('api-base', apiBase);
+  modal.setAttribute('token-url', tokenUrl);
+  modal.setAttribute('workflow-id', workflowId);
+  document.body.append(modal);
+  return modal;
+}
+
+/** Opens the modal, waits until its first field is focusable, closes it; answers the time and requests. */
+async function openOnce(modal) {
+  performance.clearResourceTimings();
+  const started = performance.now();
+  const shown = modal.show();
+  await whenReady(modal.shadowRoot ?? modal, () => focusableField(modal), 'the first settings field');
+  const interactive = performance.now();
+  await shown;
+  // The dialog's native close event arrives some tasks after hide() has settled, and a show()
+  // made before it is closed again by it (reported to the modal's owner): wait for it.
+  const dialog = modal.shadowRoot.querySelector('[part~="dialog"]');
+  const closed = new Promise((resolve) => dialog.addEventListener('close', resolve, { once: true }));
+  await modal.hide();
+  await closed;
+  // Resource entries appear once a response has ended; the ones that ended before `interactive` are all in.
+  const requests = performance
+    .getEntriesByType('resource')
+    .filter((entry) => entry.startTime >= started && entry.responseEnd <= interactive);
+  return { ms: interactive - started, requests: requests.length, roundTrips: roundTrips(requests) };
+}
+
+/** The longest chain of requests where each starts only after the one before it answered. */
+function roundTrips(entries) {
+  const sorted = [...entries].sort((a, b) => a.startTime - b.startTime);
+  const depth = [];
+  sorted.forEach((entry, i) => {
+    depth[i] =
+      1 + Math.max(0, ...sorted.slice(0, i).map((before, j) => (before.responseEnd <= entry.startTime ? depth[j] : 0)));
+  });
+  return Math.max(0, ...depth);
+}
+
+/** JS heap in use after forced collections, once pending work (timers, microtasks) has run out. */
+async function settledHeap() {
+  for (let i = 0; i < 3; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    window.gc();
+  }
+  return performance.memory.usedJSHeapSize;
+}
+
+window.bench = {
+  async openToInteractive({ runs, ...config }) {
+    const modal = newModal(config);
+    const samples = [];
+    for (let i = 0; i < runs; i++) samples.push(await openOnce(modal));
+    modal.remove();
+    return samples;
+  },
+
+  async heapGrowth({ warmUp, cycles, ...config }) {
+    const modal = newModal(config);
+    // Warm-up opens fill what is meant to stay (compiled code, templates, the preflight cache).
+    for (let i = 0; i < warmUp; i++) await openOnce(modal);
+    performance.clearResourceTimings();
+    const before = await settledHeap();
+    for (let i = 0; i < cycles; i++) await openOnce(modal);
+    performance.clearResourceTimings();
+    const after = await settledHeap();
+    modal.remove();
+    return after - before;
+  },
+
+  /** Time from connecting a list to all `rows` rows in the DOM and laid out. */
+  async renderList({ apiBase, tokenUrl, rows }) {
+    const list = document.createElement('forge-workflow-list');
+    list.setAttribute('api-base', apiBase);
+    list.setAttribute('token-url', tokenUrl);
+    const started = performance.now();
+    document.body.append(list);
+    await whenReady(
+      list.shadowRoot,
+      () => list.shadowRoot.querySelectorAll('[part~="row"]').length === rows,
+      `${rows} rows`,
+    );
+    list.shadowRoot.querySelector('[part~="list"]').getBoundingClientRect();
+    return performance.now() - started;
+  },
+
+  /**
+   * Arms the measurement of the next click on the list's first switch: from the click's input
+   * timestamp to the painted frame that shows the switch in its new state, and to the service's
+   * confirmation (forge-toggle), so clicks never overlap and the feedback is seen to come first.
+   */
+  armToggle() {
+    const list = document.querySelector('forge-workflow-list');
+    const toggle = list.shadowRoot.querySelector('[part~="switch"]');
+    const wanted = !toggle.checked;
+    const confirmed = new Promise((resolve) => list.addEventListener('forge-toggle', resolve, { once: true }));
+    window.benchToggle = new Promise((resolve, reject) => {
+      toggle.addEventListener(
+        'click',
+        async (event) => {
+          try {
+            await whenReady(list.shadowRoot, () => toggle.checked === wanted, 'the switch to move');
+            await afterNextPaint();
+            const shownMs = performance.now() - event.timeStamp;
+            const { detail } = await confirmed;
+            if (detail.active !== wanted) throw new Error(`The service confirmed ${detail.active}, not ${wanted}.`);
+            resolve({ shownMs, confirmedMs: performance.now() - event.timeStamp });
+          } catch (error) {
+            reject(error);
+          }
+        },
+        { once: true },
+      );
+    });
+  },
+
+  toggleResult: () => window.benchToggle,
+};

@@ -1,0 +1,92 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+
+const SERVICE_MAIN = fileURLToPath(new URL('../dist/server/main.js', import.meta.url));
+
+export const API_PREFIX = '/forge/2021-12';
+
+/** A key in the service's API-key shape, made fresh for each run. */
+export const newApiKey = () => `forge_sk_bench${randomBytes(18).toString('base64url')}`;
+
+export interface ServiceProcess {
+  /** `http://localhost:<port>`, the origin the elements are given as api-base. */
+  url: string;
+  /** The same service on the loopback address, for Node clients (skips resolving localhost). */
+  loopbackUrl: string;
+  /** Calls the service with the API key, as a host backend does. */
+  hostApi<T>(method: string, path: string, body?: unknown): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the built service (`dist/server/main.js`) as its own process, so that what is measured
+ * is the service alone and not the bench that drives it. Port 0 lets the service pick a free port,
+ * which it prints.
+ */
+export async function spawnService(options: {
+  db: string;
+  apiKey: string;
+  catalog?: string;
+  allowedOrigins?: string[];
+}): Promise<ServiceProcess> {
+  const args = [SERVICE_MAIN, '--port', '0', '--db', options.db];
+  if (options.catalog) args.push('--catalog', options.catalog);
+  const child = spawn(process.execPath, args, {
+    env: {
+      ...process.env,
+      FORGE_API_KEY: options.apiKey,
+      FORGE_ALLOWED_ORIGINS: (options.allowedOrigins ?? []).join(','),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const url = await listeningUrl(child);
+  const loopbackUrl = url.replace('//localhost:', '//127.0.0.1:');
+  return {
+    url,
+    loopbackUrl,
+    async hostApi<T>(method: string, path: string, body?: unknown) {
+      const response = await fetch(`${loopbackUrl}${API_PREFIX}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${options.apiKey}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+      return JSON.parse(text) as T;
+    },
+    stop: () => stopProcess(child),
+  };
+}
+
+function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`The service did not start within 20 s. Its output:\n${output}`));
+    }, 20_000);
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+?)\/forge\//.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`The service exited (code ${code}) before it listened. Its output:\n${output}`));
+    });
+  });
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,41 @@
+import { gzipSync } from 'node:zlib';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
+import terser from '@rollup/plugin-terser';
+
+/**
+ * The CDN bundle: one minified ES module with Lit, @lit/task and jose's decodeJwt inside, for
+ * `<script type="module" src="https://cdn.jsdelivr.net/npm/forge-embed">`. It bundles the
+ * JavaScript tsc wrote to dist/ (`npm run build` runs tsc first) because the TypeScript plugin
+ * for rollup does not work with this project's compiler.
+ */
+
+/** Prints the bundle's gzip size, the number a host page pays. */
+const reportSize = () => ({
+  name: 'report-size',
+  generateBundle(_options, bundle) {
+    for (const file of Object.values(bundle)) {
+      if (file.type !== 'chunk') continue;
+      const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+      console.log(`${file.fileName}: ${kb(file.code.length)} minified, ${kb(gzipSync(file.code).length)} gzip`);
+    }
+  },
+});
+
+export default {
+  input: 'dist/src/index.js',
+  output: {
+    file: 'dist/cdn/forge-embed.min.js',
+    format: 'es',
+    sourcemap: true,
+  },
+  onwarn(warning, warn) {
+    // tsc's decorator helper starts with `this && this.__decorate`, which is harmless in a module.
+    if (warning.code !== 'THIS_IS_UNDEFINED') warn(warning);
+  },
+  plugins: [
+    // `browser` picks jose's Web Crypto build; Lit's default export condition is its production build.
+    nodeResolve({ browser: true, exportConditions: ['production'] }),
+    terser({ ecma: 2022, module: true, format: { comments: false } }),
+    reportSize(),
+  ],
+};

@@ -1,0 +1,103 @@
+// Writes docs/elements.md, the reference of every attribute, property, method, event, slot, CSS
+// custom property and part of the elements, from custom-elements.json (which the analyzer
+// writes from the elements' JSDoc). `npm run build` runs it, so the page never drifts.
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const manifest = JSON.parse(readFileSync('custom-elements.json', 'utf8'));
+
+// The manifest has an event's name and description; its detail type is declared in events.ts.
+const detailsBlock = /interface ForgeEventDetails \{([\s\S]*?)\n\}/.exec(readFileSync('src/events.ts', 'utf8'))[1];
+const eventTypes = new Map(
+  [...detailsBlock.matchAll(/^\s+'(forge-[\w-]+)': (.+);$/gm)].map(([, name, type]) => [
+    name,
+    type === 'Record<string, never>' ? undefined : type,
+  ]),
+);
+
+const cell = (text) => (text ?? '').replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|') || '—';
+const code = (text) => (text ? `\`${text.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|')}\`` : '—');
+const table = (head, rows) =>
+  rows.length === 0
+    ? []
+    : [
+        `| ${head.join(' | ')} |`,
+        `|${head.map(() => '---').join('|')}|`,
+        ...rows.map((r) => `| ${r.join(' | ')} |`),
+        '',
+      ];
+
+const elements = manifest.modules
+  .flatMap((module) => module.declarations ?? [])
+  .filter((declaration) => declaration.tagName)
+  .sort((a, b) => a.tagName.localeCompare(b.tagName));
+
+const out = [
+  '# Elements reference',
+  '',
+  '<!-- Generated from custom-elements.json by scripts/api-docs.mjs (npm run build). Do not edit. -->',
+  '',
+  ...elements.map((e) => `- [\`<${e.tagName}>\`](#${e.tagName})`),
+  '',
+  'Both elements also take the shared configuration of the `ForgeElement` base class (`api-base`, `token-url`, `tokenProvider`), listed in each table.',
+  '',
+];
+
+for (const element of elements) {
+  const members = (element.members ?? []).filter((m) => !m.static && !m.privacy && !m.name.startsWith('_'));
+  const fields = members.filter((m) => m.kind === 'field');
+  const methods = members.filter((m) => m.kind === 'method');
+  out.push(`## <a id="${element.tagName}"></a>\`<${element.tagName}>\``, '', element.description ?? '', '');
+  out.push(`Class \`${element.name}\`.`, '');
+
+  out.push('### Attributes and properties', '');
+  out.push(
+    ...table(
+      ['Attribute', 'Property', 'Type', 'Default', 'Description'],
+      fields.map((f) => [code(f.attribute), code(f.name), code(f.type?.text), code(f.default), cell(f.description)]),
+    ),
+  );
+  if (methods.length) {
+    out.push('### Methods', '');
+    out.push(
+      ...table(
+        ['Method', 'Description'],
+        methods.map((m) => {
+          const params = (m.parameters ?? []).map((p) => `${p.name}${p.type ? `: ${p.type.text}` : ''}`).join(', ');
+          return [code(`${m.name}(${params})${m.return?.type ? `: ${m.return.type.text}` : ''}`), cell(m.description)];
+        }),
+      ),
+    );
+  }
+  out.push('### Events', '', 'Every event bubbles and is composed; `detail` has the type shown.', '');
+  out.push(
+    ...table(
+      ['Event', 'Detail', 'Description'],
+      (element.events ?? []).map((e) => [code(e.name), code(eventTypes.get(e.name)), cell(e.description)]),
+    ),
+  );
+  if (element.slots?.length) {
+    out.push('### Slots', '');
+    out.push(
+      ...table(
+        ['Slot', 'Description'],
+        element.slots.map((s) => [code(s.name || '(default)'), cell(s.description)]),
+      ),
+    );
+  }
+  out.push('### CSS custom properties', '');
+  out.push(
+    ...table(
+      ['Property', 'Default', 'Description'],
+      (element.cssProperties ?? []).map((p) => [code(p.name), code(p.default), cell(p.description)]),
+    ),
+  );
+  out.push('### CSS parts', '', 'Style them from the page with `::part(name)`.', '');
+  out.push(
+    ...table(
+      ['Part', 'Description'],
+      (element.cssParts ?? []).map((p) => [code(p.name), cell(p.description)]),
+    ),
+  );
+}
+
+writeFileSync('docs/elements.md', `${out.join('\n').trimEnd()}\n`);

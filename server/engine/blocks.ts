@@ -1,0 +1,202 @@
+import type { VariableValues } from '../../src/api/types.js';
+import type { CatalogBlock } from '../catalog/catalog.js';
+import { isPlainObject } from '../validate.js';
+import { evaluate, evaluateText, type Scope } from './expressions.js';
+
+/**
+ * The block types an execution runs (documented in docs/executions.md). Each turns its
+ * parameters, with expressions evaluated, into an output object; a failure is a BlockFailure
+ * whose message becomes the error log entry's `error`.
+ */
+
+export class BlockFailure extends Error {}
+
+/** What started the execution: a POST to the workflow's webhook URL, or its cron schedule. */
+export type Trigger = { kind: 'webhook'; body: Record<string, unknown> } | { kind: 'schedule'; at: Date };
+
+export interface BlockContext {
+  block: CatalogBlock;
+  scope: Scope;
+  trigger: Trigger;
+  /** This user's values for the block when it is a variables block. */
+  values: VariableValues | undefined;
+  /** `Authorization` header value for the block's integration, when the user connected it. */
+  credential: string | undefined;
+  signal: AbortSignal;
+  httpTimeoutMs: number;
+}
+
+export interface BlockOutcome {
+  output: Record<string, unknown>;
+  /** A condition that did not hold: the execution finishes without the remaining blocks. */
+  stop?: boolean;
+}
+
+type BlockRunner = (context: BlockContext) => BlockOutcome | Promise<BlockOutcome>;
+
+export const TRIGGER_TYPES = ['webhook', 'schedule'] as const;
+
+const RUNNERS: Record<string, BlockRunner> = {
+  webhook: ({ trigger }) => ({ output: trigger.kind === 'webhook' ? trigger.body : {} }),
+  schedule: ({ trigger, block }) => ({
+    output: {
+      scheduledAt: trigger.kind === 'schedule' ? trigger.at.toISOString() : null,
+      cron: block.parameters.cron ?? null,
+    },
+  }),
+  variables: ({ block, values }) => ({
+    output: Object.fromEntries((block.parameters.variables ?? []).map((v) => [v.name, values?.[v.name] ?? v.value])),
+  }),
+  transform: ({ block, scope }) => {
+    const output = evaluate(block.parameters.output, scope);
+    if (!isPlainObject(output)) {
+      throw new BlockFailure(
+        `The transform "${block.name}" must produce an object; its "output" parameter gave ${JSON.stringify(output) ?? 'nothing'}.`,
+      );
+    }
+    return { output };
+  },
+  condition: ({ block, scope }) => {
+    const { operator } = block.parameters;
+    const left = evaluate(block.parameters.left, scope);
+    const right = evaluate(block.parameters.right, scope);
+    const passed = compare(block.name, left, String(operator), right);
+    return { output: { passed, left, operator, right } as Record<string, unknown>, stop: !passed };
+  },
+  fail: ({ block, scope }) => {
+    const message = evaluate(block.parameters.message ?? '', scope);
+    throw new BlockFailure(String(message).trim() || `The block "${block.name}" failed on purpose.`);
+  },
+  http: runHttp,
+};
+
+export function runnerFor(type: string): BlockRunner {
+  const runner = RUNNERS[type];
+  if (runner) return runner;
+  return ({ block }) => {
+    throw new BlockFailure(
+      `The block "${block.name}" has the type "${type}", which this service does not run; the block types are ${Object.keys(RUNNERS).join(', ')}.`,
+    );
+  };
+}
+
+const NUMERIC = /^\s*-?\d+(\.\d+)?\s*$/;
+const asNumber = (value: unknown) =>
+  typeof value === 'number' ? value : typeof value === 'string' && NUMERIC.test(value) ? Number(value) : undefined;
+
+export const OPERATORS = ['==', '!=', '>', '>=', '<', '<=', 'contains'] as const;
+
+function compare(name: string, left: unknown, operator: string, right: unknown): boolean {
+  const l = asNumber(left);
+  const r = asNumber(right);
+  switch (operator) {
+    case '==':
+    case '!=': {
+      const equal = l !== undefined && r !== undefined ? l === r : textOf(left) === textOf(right);
+      return operator === '==' ? equal : !equal;
+    }
+    case '>':
+    case '>=':
+    case '<':
+    case '<=': {
+      if (l === undefined || r === undefined) {
+        const which = l === undefined ? `left is ${JSON.stringify(left)}` : `right is ${JSON.stringify(right)}`;
+        throw new BlockFailure(`The condition "${name}" compares numbers with ${operator}, but its ${which}.`);
+      }
+      if (operator === '>') return l > r;
+      if (operator === '>=') return l >= r;
+      if (operator === '<') return l < r;
+      return l <= r;
+    }
+    case 'contains':
+      return Array.isArray(left)
+        ? left.some((item) => textOf(item) === textOf(right))
+        : textOf(left).includes(textOf(right));
+    default:
+      throw new BlockFailure(
+        `The condition "${name}" has the operator ${JSON.stringify(operator)}; the operators are ${OPERATORS.join(' ')}.`,
+      );
+  }
+}
+
+const textOf = (value: unknown) =>
+  typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+/** Only this much of a response is kept in the log: the log is for reading, not for archives. */
+const MAX_RESPONSE_BYTES = 256 * 1024;
+
+async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: BlockContext): Promise<BlockOutcome> {
+  const { parameters } = block;
+  const method = String(parameters.method ?? 'GET').toUpperCase();
+  if (!METHODS.includes(method)) {
+    throw new BlockFailure(
+      `The HTTP block "${block.name}" has the method ${method}; use one of ${METHODS.join(', ')}.`,
+    );
+  }
+  const urlText = evaluateText(String(parameters.url ?? ''), scope, { encode: encodeURIComponent });
+  let url: URL;
+  try {
+    url = new URL(String(urlText));
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+  } catch {
+    throw new BlockFailure(`The HTTP block "${block.name}" has the URL "${urlText}", which is not an http(s) URL.`);
+  }
+  const headers = new Headers();
+  if (isPlainObject(parameters.headers)) {
+    for (const [name, value] of Object.entries(parameters.headers)) headers.set(name, String(evaluate(value, scope)));
+  }
+  if (credential && !headers.has('authorization')) headers.set('Authorization', credential);
+  let body: string | undefined;
+  if (parameters.body !== undefined && parameters.body !== null) {
+    if (method === 'GET') throw new BlockFailure(`The HTTP block "${block.name}" sends a body with GET; use POST.`);
+    const value = evaluate(parameters.body, scope);
+    body = typeof value === 'string' ? value : JSON.stringify(value);
+    if (typeof value !== 'string' && !headers.has('content-type')) headers.set('Content-Type', 'application/json');
+  }
+  const shown = `${method} ${url.origin}${url.pathname}`;
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.any([signal, AbortSignal.timeout(httpTimeoutMs)]),
+    });
+  } catch (error) {
+    const e = error as Error & { cause?: { code?: string } };
+    if (signal.aborted) throw new BlockFailure(`${shown} was cut short: the service stopped.`);
+    if (e.name === 'TimeoutError') {
+      throw new BlockFailure(`${shown} did not answer within ${httpTimeoutMs / 1000} s.`);
+    }
+    throw new BlockFailure(
+      `${shown} could not be reached (${e.cause?.code ?? e.message}). Is the service at ${url.origin} running?`,
+    );
+  }
+  const text = (await response.text()).slice(0, MAX_RESPONSE_BYTES);
+  const type = response.headers.get('content-type') ?? '';
+  let responseBody: unknown = text;
+  if (type.includes('json')) {
+    try {
+      responseBody = JSON.parse(text);
+    } catch {
+      // A body that says JSON but is not stays text, so the log shows what came back.
+    }
+  }
+  if (!response.ok) {
+    throw new BlockFailure(`${shown} answered ${response.status} ${response.statusText}: ${summary(responseBody)}`);
+  }
+  return { output: { status: response.status, body: responseBody } };
+}
+
+/** A short account of an error response: its message when it has one, else its start. */
+function summary(body: unknown): string {
+  if (isPlainObject(body)) {
+    const nested = isPlainObject(body.error) ? body.error.message : undefined;
+    const message = body.message ?? body.detail ?? nested ?? body.error;
+    if (typeof message === 'string' && message) return message;
+  }
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text || '(no body)';
+}

@@ -1,0 +1,246 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { BlockResult, ErrorLogEntry, ExecutionLogEntry, VariableValue } from '../../src/api/types.js';
+import type { Catalog, CatalogBlock, CatalogWorkflow } from '../catalog/catalog.js';
+import type { SecretBox } from '../secrets.js';
+import type { ChildRow, Store } from '../store/store.js';
+import { BlockFailure, runnerFor, TRIGGER_TYPES, type Trigger } from './blocks.js';
+import { type CronSchedule, CronSyntaxError, parseCron } from './cron.js';
+import type { Delivery } from './delivery.js';
+import { ExpressionError, type Scope } from './expressions.js';
+
+export interface EngineOptions {
+  store: Store;
+  catalog: Catalog;
+  secrets: SecretBox;
+  delivery: Delivery;
+  /** The values of `{{env.<NAME>}}` in block parameters. */
+  env: Record<string, string>;
+  /** How long an HTTP block waits for an answer. Default 10 s. */
+  httpTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+/** What an execution ended as: its log entry, and its error log entry when it failed. */
+export interface ExecutionOutcome {
+  /** The child workflow that ran. */
+  workflowId: string;
+  execution: ExecutionLogEntry;
+  error?: ErrorLogEntry;
+}
+
+/** Scheduled runs of one tick that run at the same time, so one slow workflow does not hold up the rest. */
+const TICK_CONCURRENCY = 4;
+
+/**
+ * Runs child workflows: on a webhook (`runWebhook`) or on their schedule block's cron (`tick`,
+ * called every minute by the scheduler, or by a test with the minute it wants). Every run is
+ * stored as an execution log entry; a failed one also gets an error log entry, which goes to
+ * the host's delivery channels.
+ */
+export class Engine {
+  private readonly options: EngineOptions;
+  private readonly schedules = new Map<string, CronSchedule>();
+  private readonly shutdown = new AbortController();
+  private readonly running = new Set<Promise<unknown>>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(options: EngineOptions) {
+    this.options = options;
+    // A catalog with a bad cron fails on start, not silently at the minute it should have run.
+    const problems: string[] = [];
+    for (const workflow of options.catalog.all()) {
+      const block = scheduleBlock(workflow);
+      if (!block) continue;
+      try {
+        this.schedules.set(workflow.workflowId, parseCron(String(block.parameters.cron ?? '')));
+      } catch (error) {
+        if (!(error instanceof CronSyntaxError)) throw error;
+        problems.push(`workflow ${workflow.workflowId}, block "${block.name}": ${error.message}`);
+      }
+    }
+    if (problems.length > 0) throw new Error(`The catalog has schedules that cannot run:\n  ${problems.join('\n  ')}`);
+  }
+
+  /** Runs the scheduler: a tick at the start of every minute until `stop()`. */
+  startScheduler(): void {
+    if (this.shutdown.signal.aborted) return;
+    const next = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
+    this.timer = setTimeout(() => {
+      // A tick that breaks (the database, not a workflow: those become error entries) must not stop the next one.
+      this.tick(new Date(next)).catch((error: unknown) => console.error('forge scheduler:', error));
+      this.startScheduler();
+    }, next - Date.now());
+    this.timer.unref();
+  }
+
+  /** Stops the scheduler and waits for the runs in progress, cutting short their HTTP calls. */
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.shutdown.abort();
+    await Promise.allSettled([...this.running]);
+  }
+
+  /**
+   * Runs every active child whose parent's schedule is due in the minute of `at`. Whether a
+   * child is active is read again just before it runs, so a deactivation stops it at once.
+   */
+  async tick(at: Date = new Date()): Promise<ExecutionOutcome[]> {
+    const due: ChildRow[] = [];
+    for (const parentId of this.options.store.listParentsWithActiveChildren()) {
+      if (this.schedules.get(parentId)?.matches(at)) due.push(...this.options.store.listActiveChildrenOf(parentId));
+    }
+    const outcomes: ExecutionOutcome[] = [];
+    const next = async (): Promise<void> => {
+      const candidate = due.shift();
+      if (!candidate || this.shutdown.signal.aborted) return;
+      const child = this.options.store.getChild(candidate.id);
+      if (child?.active) outcomes.push(await this.run(child, { kind: 'schedule', at }));
+      return next();
+    };
+    await Promise.all(Array.from({ length: TICK_CONCURRENCY }, next));
+    return outcomes;
+  }
+
+  /** The webhook's answer to a POST: the child it starts, or why it starts nothing. */
+  webhookTarget(
+    token: string,
+  ): { child: ChildRow } | { refused: 'unknown' | 'inactive' | 'no-webhook' | 'parent-removed' } {
+    const child = this.options.store.getChildByWebhookToken(token);
+    if (!child) return { refused: 'unknown' };
+    const parent = this.options.catalog.get(child.parentId);
+    if (!parent) return { refused: 'parent-removed' };
+    if (!parent.blocks.some((b) => b.type === 'webhook')) return { refused: 'no-webhook' };
+    if (!child.active) return { refused: 'inactive' };
+    return { child };
+  }
+
+  /** Runs one child workflow to its end and stores what happened. */
+  run(child: ChildRow, trigger: Trigger): Promise<ExecutionOutcome> {
+    const run = this.execute(child, trigger);
+    this.running.add(run);
+    return run.finally(() => this.running.delete(run));
+  }
+
+  private async execute(child: ChildRow, trigger: Trigger): Promise<ExecutionOutcome> {
+    const { store, catalog, delivery } = this.options;
+    const parent = catalog.get(child.parentId)!;
+    const executionId = newExecutionId();
+    const startedAt = new Date().toISOString();
+    const scope = this.scopeFor(child, parent);
+    const outputs = scope.outputs as Map<string, Record<string, unknown>>;
+    const results: BlockResult[] = [];
+    let failure: { block: CatalogBlock; message: string } | undefined;
+    for (const block of parent.blocks) {
+      if (isTrigger(block) && block.type !== trigger.kind) continue;
+      const blockStartedAt = new Date().toISOString();
+      let output: Record<string, unknown>;
+      let stop = false;
+      try {
+        ({ output, stop = false } = await runnerFor(block.type)({
+          block,
+          scope,
+          trigger,
+          values: child.variables[block.id],
+          credential: this.credentialFor(child.userId, block.integration),
+          signal: this.shutdown.signal,
+          httpTimeoutMs: this.options.httpTimeoutMs ?? 10_000,
+        }));
+      } catch (error) {
+        failure = { block, message: failureMessage(block, error) };
+        output = { error: failure.message };
+      }
+      outputs.set(block.id, output);
+      results.push({
+        blockId: block.id,
+        startedAt: blockStartedAt,
+        stoppedAt: new Date().toISOString(),
+        data: [[{ json: output, id: randomUUID() }]],
+      });
+      if (failure || stop) break;
+    }
+    const execution: ExecutionLogEntry = {
+      executionId,
+      startedAt,
+      stoppedAt: new Date().toISOString(),
+      finished: !failure,
+      results,
+    };
+    const error = store.transaction(() => {
+      // The user may have been deleted (or the workflow removed) while this ran: its logs went with it.
+      if (!store.getChild(child.id)) return undefined;
+      store.insertExecution(child.id, execution);
+      if (!failure) return undefined;
+      const entry = store.insertError({
+        workflowId: child.id,
+        executionId,
+        blockId: failure.block.id,
+        blockType: failure.block.type,
+        error: failure.message,
+      });
+      delivery.enqueue(entry);
+      return entry;
+    });
+    if (error) {
+      delivery.kick();
+      this.options.log?.(`execution ${executionId} of workflow ${child.id} failed: ${error.error}`);
+    }
+    return { workflowId: child.id, execution, ...(error ? { error } : {}) };
+  }
+
+  private scopeFor(child: ChildRow, parent: CatalogWorkflow): Scope {
+    const vars: Record<string, VariableValue> = {};
+    for (const block of parent.blocks) {
+      for (const variable of block.parameters.variables ?? []) {
+        vars[variable.name] = child.variables[block.id]?.[variable.name] ?? variable.value;
+      }
+    }
+    return {
+      outputs: new Map(),
+      blockNames: new Map(parent.blocks.map((b) => [b.id, b.name])),
+      vars,
+      env: this.options.env,
+    };
+  }
+
+  /**
+   * The `Authorization` header an HTTP block of an integration sends: the user's OAuth access
+   * token, or the value of the integration's first required parameter (its API key).
+   */
+  private credentialFor(userId: string, integration: string | undefined): string | undefined {
+    if (!integration) return undefined;
+    const sealed = this.options.store.getCredentialSecret(userId, integration);
+    if (!sealed) return undefined;
+    const secret = this.options.secrets.open<
+      { kind: 'oauth2'; accessToken: string } | { kind: 'parameters'; values: Record<string, string> }
+    >(sealed);
+    if (secret.kind === 'oauth2') return `Bearer ${secret.accessToken}`;
+    const first = this.options.catalog.integrations.get(integration)?.requiredParameters?.[0]?.name;
+    return first && secret.values[first] ? `Bearer ${secret.values[first]}` : undefined;
+  }
+}
+
+function failureMessage(block: CatalogBlock, error: unknown): string {
+  if (error instanceof BlockFailure) return error.message;
+  if (error instanceof ExpressionError) return `In the block "${block.name}": ${error.message}`;
+  // A fault of the service itself: the log gets the details, the entry says where to look.
+  console.error(error);
+  return `The block "${block.name}" failed inside the service; see the service log.`;
+}
+
+let sequence = 0;
+
+/**
+ * 24 hex digits, like the service's other ids, that sort in the order the executions started:
+ * milliseconds, then a counter (two runs can start in the same millisecond, and the logs break
+ * the tie on the id), then randomness.
+ */
+function newExecutionId(): string {
+  sequence = (sequence + 1) % 0x10000;
+  return (
+    Date.now().toString(16).padStart(12, '0') + sequence.toString(16).padStart(4, '0') + randomBytes(4).toString('hex')
+  );
+}
+
+const isTrigger = (block: CatalogBlock) => (TRIGGER_TYPES as readonly string[]).includes(block.type);
+
+const scheduleBlock = (workflow: CatalogWorkflow) => workflow.blocks.find((b) => b.type === 'schedule');

@@ -1,0 +1,48 @@
+import type { Engine } from '../engine/engine.js';
+import { badRequest, HttpProblem, notFound } from '../http.js';
+import type { Router } from '../router.js';
+import { isPlainObject } from '../validate.js';
+
+/**
+ * The webhook of each child workflow whose parent starts on a webhook block. The unguessable
+ * token in the path is the only credential (webhook senders cannot hold a user token), so the
+ * route is public. The run is synchronous: the answer carries the execution's id and whether
+ * it finished; a failed run is still a 200 (the webhook was taken), its error is in the logs.
+ */
+export function registerHooks(router: Router, engine: Engine): void {
+  router.add('POST', '/hooks/:token', 'public', async ({ params, body }) => {
+    const target = engine.webhookTarget(params.token!);
+    if ('refused' in target) throw refusal(target.refused);
+    const payload = (await body()) ?? {};
+    if (!isPlainObject(payload)) {
+      throw badRequest('A webhook body must be a JSON object (or empty); it becomes the output of the trigger block.');
+    }
+    const { execution } = await engine.run(target.child, { kind: 'webhook', body: payload });
+    return { body: { executionId: execution.executionId, finished: execution.finished } };
+  });
+}
+
+function refusal(reason: 'unknown' | 'inactive' | 'no-webhook' | 'parent-removed'): HttpProblem {
+  switch (reason) {
+    case 'inactive':
+      return new HttpProblem(
+        409,
+        'workflow-inactive',
+        'Workflow inactive',
+        'This workflow is switched off, so its webhook starts nothing. Switch it on (PUT /workflow/:workflowId/activate) and send again.',
+      );
+    case 'parent-removed':
+      return new HttpProblem(
+        410,
+        'workflow-removed',
+        'Workflow removed',
+        'The workflow this webhook belongs to was taken out of the catalog and no longer runs.',
+      );
+    case 'no-webhook':
+      return notFound('This workflow starts on a schedule, not a webhook; there is nothing to POST to.');
+    case 'unknown':
+      return notFound(
+        'No webhook at this address. A workflow’s webhook URL is the webhookUrl of GET /workflow/:workflowId; it stops working when the workflow or its user is deleted.',
+      );
+  }
+}

@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * The sandbox: a small stand-in for the APIs the demo catalog's HTTP blocks call (Slack,
+ * Google Sheets, HubSpot, Mailchimp, Stripe), so the demo's workflows run offline and show real
+ * logs and real errors. Answers are plausible, not faithful. It fails the way the real APIs do
+ * when a setting is missing (an empty spreadsheet or audience id is a 404), and on purpose when
+ * asked: a request with the header `X-Sandbox-Fail: <status>` or the query `?sandboxFail=<status>`
+ * gets that status. Every request needs `Authorization: Bearer …`, which the engine sends from
+ * the user's stored credential for the block's integration.
+ */
+
+export const DEFAULT_SANDBOX_PORT = 4011;
+export const DEFAULT_SANDBOX_URL = `http://localhost:${DEFAULT_SANDBOX_PORT}`;
+
+export interface SandboxOptions {
+  /** TCP port; 0 picks a free one. Default 4011. */
+  port?: number;
+  host?: string;
+}
+
+export interface SandboxRequest {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
+export interface RunningSandbox {
+  server: Server;
+  /** `http://localhost:<port>`. */
+  url: string;
+  /** What the sandbox was sent, oldest first (never the credentials). */
+  requests: SandboxRequest[];
+  close(): Promise<void>;
+}
+
+type Answer = { status: number; body: unknown };
+type Handler = (request: { segments: string[]; query: URLSearchParams; body: Record<string, unknown> }) => Answer;
+
+const MAX_KEPT_REQUESTS = 1000;
+
+const RECENT_CONTACTS = [
+  { email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' },
+  { email: 'alan@example.com', firstName: 'Alan', lastName: 'Turing' },
+];
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const requests: SandboxRequest[] = [];
+  const sheetRows = new Map<string, number>();
+
+  const routes: Record<string, Handler> = {
+    'POST /slack/chat.postMessage': ({ body }) => {
+      const channel = typeof body.channel === 'string' ? body.channel : '';
+      if (!/^#[\w-]+$/.test(channel)) return { status: 404, body: { ok: false, error: 'channel_not_found' } };
+      if (typeof body.text !== 'string' || !body.text.trim())
+        return { status: 400, body: { ok: false, error: 'no_text' } };
+      return {
+        status: 200,
+        body: { ok: true, channel, ts: (Date.now() / 1000).toFixed(6), message: { type: 'message', text: body.text } },
+      };
+    },
+    'POST /sheets/:id/:range': ({ segments: [, , id = '', range = ''], body }) => {
+      const [sheet = '', action] = range.split(':');
+      if (!id) return googleError(404, 'Requested entity was not found: set the spreadsheet id.');
+      if (action !== 'append' || !sheet) return googleError(400, `Unable to parse range: ${range}`);
+      if (!Array.isArray(body.values)) return googleError(400, 'values must be a list of cells.');
+      const row = (sheetRows.get(`${id}/${sheet}`) ?? 1) + 1;
+      sheetRows.set(`${id}/${sheet}`, row);
+      const lastColumn = String.fromCharCode(64 + Math.max(1, Math.min(26, body.values.length)));
+      return {
+        status: 200,
+        body: {
+          spreadsheetId: id,
+          updates: {
+            updatedRange: `${sheet}!A${row}:${lastColumn}${row}`,
+            updatedRows: 1,
+            updatedCells: body.values.length,
+          },
+        },
+      };
+    },
+    'GET /hubspot/contacts/recent': () => ({ status: 200, body: { contacts: RECENT_CONTACTS } }),
+    'POST /hubspot/tasks': ({ body }) => {
+      const owner = typeof body.owner === 'string' ? body.owner : '';
+      if (!/^[^\s@]+@[^\s@]+$/.test(owner)) {
+        return {
+          status: 400,
+          body: {
+            status: 'error',
+            message: 'owner must be the e-mail address of a HubSpot user.',
+            category: 'VALIDATION_ERROR',
+          },
+        };
+      }
+      const days = typeof body.dueInDays === 'number' ? body.dueInDays : 0;
+      const due = new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+      return { status: 201, body: { id: randomUUID(), subject: body.subject ?? '', owner, dueDate: due } };
+    },
+    'POST /mailchimp/lists/:audience/members': ({ segments: [, , , audience = ''], body }) => {
+      if (!audience) {
+        return { status: 404, body: { title: 'Resource Not Found', status: 404, detail: 'Set the audience id.' } };
+      }
+      const contacts = Array.isArray(body.contacts) ? body.contacts : [];
+      return { status: 200, body: { audienceId: audience, added: contacts.length, tags: body.tags ?? [] } };
+    },
+    'GET /stripe/balance': ({ query }) => ({
+      status: 200,
+      body: { object: 'balance', amount: 1842.5, currency: (query.get('currency') ?? 'usd').toLowerCase() },
+    }),
+  };
+
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://sandbox');
+    const body = await readBody(req);
+    requests.push({ method: req.method ?? 'GET', path: url.pathname + url.search, body });
+    // A long demo session must not grow this without end.
+    if (requests.length > MAX_KEPT_REQUESTS) requests.shift();
+    const fail = Number(req.headers['x-sandbox-fail'] ?? url.searchParams.get('sandboxFail'));
+    if (fail >= 400 && fail <= 599) {
+      return send(res, fail, { error: { message: `The sandbox failed on purpose with ${fail}, as asked.` } });
+    }
+    if (!/^Bearer \S+/.test(req.headers.authorization ?? '')) {
+      return send(res, 401, { error: { message: 'No credential sent: connect the integration first.' } });
+    }
+    let segments: string[];
+    try {
+      segments = url.pathname.split('/').map(decodeURIComponent);
+    } catch {
+      return send(res, 400, { error: { message: `The path ${url.pathname} is not correctly URL-encoded.` } });
+    }
+    const handler = routes[`${req.method} ${routeKey(segments)}`];
+    if (!handler) return send(res, 404, { error: { message: `The sandbox has no ${req.method} ${url.pathname}.` } });
+    const answer = handler({ segments, query: url.searchParams, body: isObject(body) ? body : {} });
+    send(res, answer.status, answer.body);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_SANDBOX_PORT, options.host ?? '127.0.0.1', () => resolve());
+  });
+  return {
+    server,
+    url: `http://localhost:${(server.address() as AddressInfo).port}`,
+    requests,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The route a path falls under: ids in the path become placeholders. */
+function routeKey(segments: string[]): string {
+  const [, service] = segments;
+  if (service === 'sheets' && segments.length === 4) return '/sheets/:id/:range';
+  if (service === 'mailchimp' && segments.length === 5 && segments[2] === 'lists' && segments[4] === 'members') {
+    return '/mailchimp/lists/:audience/members';
+  }
+  return segments.join('/');
+}
+
+const googleError = (code: number, message: string): Answer => ({
+  status: code,
+  body: { error: { code, message, status: code === 404 ? 'NOT_FOUND' : 'INVALID_ARGUMENT' } },
+});
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of req as AsyncIterable<Buffer>) text += chunk.toString('utf8');
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+}

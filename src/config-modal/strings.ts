@@ -1,0 +1,123 @@
+/**
+ * Every text `<forge-config-modal>` shows or announces. Set the element's `strings` property to
+ * an object with the keys to replace; the others stay English. Texts that embed a name or a
+ * reason are functions, so a translation can put them where its grammar wants them.
+ */
+export interface ConfigModalStrings {
+  /** Accessible name of the close button in the header. */
+  close: string;
+  /** Title while it is not yet known what is being set up. */
+  titleLoading: string;
+  titleInstall: (workflowName: string) => string;
+  titleEdit: (workflowName: string) => string;
+  /** Title when the modal was opened for an integration rather than one workflow. */
+  titleIntegration: (integrationName: string) => string;
+  /** Under the title: whether this enables a new workflow or edits the user's copy. */
+  subtitleInstall: string;
+  subtitleEdit: string;
+  subtitleEditInactive: string;
+  subtitleIntegration: string;
+  /** Accessible name of the list of steps, and each step's name. */
+  stepsLabel: string;
+  stepChoose: string;
+  stepConnect: string;
+  stepConfigure: string;
+  loading: string;
+  /** Heading of the view shown when the modal could not open; the reason follows it. */
+  loadFailed: string;
+  workflowNotOffered: (workflowId: string) => string;
+  retry: string;
+  chooseIntro: (integrationName: string) => string;
+  noWorkflows: (integrationName: string) => string;
+  connectIntro: string;
+  connected: string;
+  notConnected: string;
+  connect: string;
+  reconnect: string;
+  cancel: string;
+  /** Shown in an OAuth row while its window is open. */
+  waitingForPopup: (integrationName: string) => string;
+  /** Label of the button that saves an integration's required parameters. */
+  saveParameters: string;
+  parameterRequired: (label: string) => string;
+  oauthBlocked: (integrationName: string) => string;
+  oauthClosed: (integrationName: string) => string;
+  oauthTimeout: (integrationName: string) => string;
+  oauthDenied: (integrationName: string) => string;
+  connectFailed: (integrationName: string, reason: string) => string;
+  /** The button that leaves the connect step while something is still not connected. */
+  connectAllFirst: string;
+  continue: string;
+  back: string;
+  configureIntro: string;
+  noSettings: string;
+  numberRequired: (label: string) => string;
+  /** The save button: install, edit, or apply the choices of the integration view. */
+  enable: string;
+  saveChanges: string;
+  apply: string;
+  saving: string;
+  saveFailed: (reason: string) => string;
+  fieldErrors: string;
+  successInstall: string;
+  successEdit: string;
+  successIntegration: string;
+  successText: (workflowNames: string) => string;
+  done: string;
+}
+
+export const defaultConfigModalStrings: ConfigModalStrings = {
+  close: 'Close',
+  titleLoading: 'Set up integration',
+  titleInstall: (name) => `Enable ${name}`,
+  titleEdit: (name) => `Edit ${name}`,
+  titleIntegration: (name) => `Set up ${name}`,
+  subtitleInstall: 'Connect your accounts and choose the settings, then enable the workflow.',
+  subtitleEdit: 'You already use this workflow. Change its settings or reconnect an account.',
+  subtitleEditInactive:
+    'You already have this workflow; it is switched off. Change its settings or reconnect an account.',
+  subtitleIntegration: 'Choose the workflows to use, connect your accounts and choose the settings.',
+  stepsLabel: 'Steps',
+  stepChoose: 'Choose',
+  stepConnect: 'Connect',
+  stepConfigure: 'Settings',
+  loading: 'Loading…',
+  loadFailed: 'This could not be opened.',
+  workflowNotOffered: (id) =>
+    `No workflow ${id} is on offer. Ask the app's developer to check the workflow-id it asks for.`,
+  retry: 'Try again',
+  chooseIntro: (name) => `Switch on the workflows you want to use with ${name}.`,
+  noWorkflows: (name) => `No workflows use ${name} yet. When one is added, it appears here.`,
+  connectIntro: 'Connect the accounts the workflow works with. Credentials are stored encrypted.',
+  connected: 'Connected',
+  notConnected: 'Not connected',
+  connect: 'Connect',
+  reconnect: 'Reconnect',
+  cancel: 'Cancel',
+  waitingForPopup: (name) => `Finish connecting in the ${name} window.`,
+  saveParameters: 'Connect',
+  parameterRequired: (label) => `Enter the ${label}.`,
+  oauthBlocked: (name) =>
+    `Your browser blocked the ${name} sign-in window. Allow pop-ups for this site, then try again.`,
+  oauthClosed: (name) => `The ${name} window was closed before the connection finished. Try again.`,
+  oauthTimeout: (name) => `Connecting ${name} took too long and was stopped. Try again.`,
+  oauthDenied: (name) => `${name} access was not allowed, so it is not connected. Try again and choose Allow.`,
+  connectFailed: (name, reason) => `${name} could not be connected. ${reason}`,
+  connectAllFirst: 'Connect every account above to continue.',
+  continue: 'Continue',
+  back: 'Back',
+  configureIntro: 'Choose how the workflow behaves. You can change this later.',
+  noSettings: 'There is nothing to set up here.',
+  numberRequired: (label) => `${label} must be a number.`,
+  enable: 'Enable workflow',
+  saveChanges: 'Save changes',
+  apply: 'Save',
+  saving: 'Saving…',
+  saveFailed: (reason) => `Your settings were not saved. ${reason} What you entered is kept; try again.`,
+  fieldErrors: 'Some settings need a change. Correct the marked fields, then try again.',
+  successInstall: 'Workflow enabled',
+  successEdit: 'Changes saved',
+  successIntegration: 'All set',
+  successText: (names) => `${names}: your settings are saved and in use.`,
+  done: 'Done',
+};

@@ -1,0 +1,22 @@
+/**
+ * `forge-embed`: registers `<forge-config-modal>` and `<forge-workflow-list>` and exports their
+ * classes, the typed API client and the event types. Importing only a class
+ * (`forge-embed/config-modal`, `forge-embed/workflow-list`) registers nothing.
+ */
+import './config-modal/define.js';
+import './workflow-list/define.js';
+
+export * from './api/index.js';
+export { ForgeConfigModal } from './config-modal/config-modal.js';
+export type { ConfigModalStrings } from './config-modal/strings.js';
+export type {
+  ForgeErrorCode,
+  ForgeEvent,
+  ForgeEventDetails,
+  ForgeEventName,
+  HideReason,
+} from './events.js';
+export { ConfigError } from './forge-element.js';
+export { TokenError, type TokenErrorCode, type TokenProvider } from './token/token-source.js';
+export type { WorkflowListStrings } from './workflow-list/strings.js';
+export { ForgeWorkflowList } from './workflow-list/workflow-list.js';

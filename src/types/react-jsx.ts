@@ -1,0 +1,82 @@
+/**
+ * `forge-embed/jsx`: types for using the elements directly in React 19 JSX, which sets a custom
+ * element's props as properties and listens to `on<event-name>` props. Load them once, e.g. with
+ * `import type {} from 'forge-embed/jsx';` in a `.d.ts` file of your app:
+ *
+ * ```tsx
+ * <forge-workflow-list api-base="https://forge.example.com" token-url="/forge-token"
+ *   onforge-toggle={(event) => console.log(event.detail.active)} />
+ * ```
+ */
+import type { DetailedHTMLProps, HTMLAttributes } from 'react';
+import type { ForgeConfigModal } from '../config-modal/config-modal.js';
+import type { ForgeEvent, ForgeEventName } from '../events.js';
+import type { ForgeWorkflowList } from '../workflow-list/workflow-list.js';
+
+type Handlers<Names extends ForgeEventName> = { [K in Names as `on${K}`]?: (event: ForgeEvent<K>) => void };
+
+/** What both elements take, as attributes (kebab-case) or as properties. */
+interface SharedProps {
+  'api-base'?: string;
+  'token-url'?: string;
+}
+
+export interface ForgeConfigModalJsxProps
+  extends SharedProps,
+    Partial<
+      Pick<
+        ForgeConfigModal,
+        | 'apiBase'
+        | 'tokenUrl'
+        | 'tokenProvider'
+        | 'workflowId'
+        | 'integration'
+        | 'open'
+        | 'theme'
+        | 'strings'
+        | 'oauthTimeout'
+      >
+    >,
+    Handlers<
+      | 'forge-show'
+      | 'forge-after-show'
+      | 'forge-hide'
+      | 'forge-after-hide'
+      | 'forge-install'
+      | 'forge-update'
+      | 'forge-toggle'
+      | 'forge-error'
+    >,
+    DetailedHTMLProps<HTMLAttributes<ForgeConfigModal>, ForgeConfigModal> {
+  'workflow-id'?: string;
+  'oauth-timeout'?: number | string;
+}
+
+export interface ForgeWorkflowListJsxProps
+  extends SharedProps,
+    Partial<
+      Pick<
+        ForgeWorkflowList,
+        | 'apiBase'
+        | 'tokenUrl'
+        | 'tokenProvider'
+        | 'integration'
+        | 'theme'
+        | 'strings'
+        | 'modalStrings'
+        | 'filterThreshold'
+      >
+    >,
+    Handlers<'forge-toggle' | 'forge-install' | 'forge-update' | 'forge-error'>,
+    DetailedHTMLProps<HTMLAttributes<ForgeWorkflowList>, ForgeWorkflowList> {
+  'filter-threshold'?: number | string;
+}
+
+declare module 'react' {
+  namespace JSX {
+    interface IntrinsicElements {
+      'forge-config-modal': ForgeConfigModalJsxProps;
+      'forge-workflow-list': ForgeWorkflowListJsxProps;
+    }
+  }
+}

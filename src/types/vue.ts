@@ -1,0 +1,68 @@
+/**
+ * `forge-embed/vue`: types for the elements in Vue 3 templates (checked by vue-tsc / Volar).
+ * Load them once, e.g. with `import type {} from 'forge-embed/vue';` in a `.d.ts` file, and tell
+ * Vue's compiler they are custom elements (`compilerOptions.isCustomElement: (tag) =>
+ * tag.startsWith('forge-')`). Bind functions and objects in camelCase (`:tokenProvider`,
+ * `:strings`): Vue sets a property only when the element has one of exactly that name, and
+ * turns anything else into an attribute.
+ *
+ * ```vue
+ * <forge-workflow-list api-base="https://forge.example.com" :tokenProvider="getToken"
+ *   @forge-toggle="(event) => log(event.detail.active)" />
+ * ```
+ */
+import type { DefineComponent } from 'vue';
+import type { ForgeConfigModal } from '../config-modal/config-modal.js';
+import type { ForgeEvent, ForgeEventName } from '../events.js';
+import type { ForgeWorkflowList } from '../workflow-list/workflow-list.js';
+
+/** `@forge-toggle` in a template is the `onForgeToggle` prop to Vue's type checker. */
+type Handlers<Names extends ForgeEventName> = {
+  [K in Names as K extends `forge-${infer Rest}` ? `onForge${PascalCase<Rest>}` : never]?: (
+    event: ForgeEvent<K>,
+  ) => void;
+};
+type PascalCase<S extends string> = S extends `${infer Head}-${infer Tail}`
+  ? `${Capitalize<Head>}${PascalCase<Tail>}`
+  : Capitalize<S>;
+
+/** Vue's type checker matches `api-base="…"` and `:tokenProvider="…"` to these camelCase props. */
+export type ForgeConfigModalVueProps = Partial<
+  Pick<
+    ForgeConfigModal,
+    | 'apiBase'
+    | 'tokenUrl'
+    | 'tokenProvider'
+    | 'workflowId'
+    | 'integration'
+    | 'open'
+    | 'theme'
+    | 'strings'
+    | 'oauthTimeout'
+  >
+> &
+  Handlers<
+    | 'forge-show'
+    | 'forge-after-show'
+    | 'forge-hide'
+    | 'forge-after-hide'
+    | 'forge-install'
+    | 'forge-update'
+    | 'forge-toggle'
+    | 'forge-error'
+  >;
+
+export type ForgeWorkflowListVueProps = Partial<
+  Pick<
+    ForgeWorkflowList,
+    'apiBase' | 'tokenUrl' | 'tokenProvider' | 'integration' | 'theme' | 'strings' | 'modalStrings' | 'filterThreshold'
+  >
+> &
+  Handlers<'forge-toggle' | 'forge-install' | 'forge-update' | 'forge-error'>;
+
+declare module 'vue' {
+  interface GlobalComponents {
+    'forge-config-modal': DefineComponent<ForgeConfigModalVueProps>;
+    'forge-workflow-list': DefineComponent<ForgeWorkflowListVueProps>;
+  }
+}

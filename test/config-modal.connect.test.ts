@@ -1,0 +1,159 @@
+import { expect, oneEvent, waitUntil } from '@open-wc/testing';
+import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
+import {
+  $,
+  ALL_EVENTS,
+  button,
+  connectAccounts,
+  fill,
+  HUBSPOT_TO_SLACK,
+  modalFixture,
+  recordEvents,
+  STRIPE_TO_SLACK,
+  until,
+  visibleText,
+} from './support/config-modal.js';
+import { consentInPopup, createUser } from './support/forge.js';
+
+/** The connect row of an integration. */
+function row(el: ForgeConfigModal, name: string): HTMLElement {
+  const rows = [...el.shadowRoot!.querySelectorAll<HTMLElement>('.integration')];
+  const found = rows.find((r) => r.querySelector('.row-name')!.textContent === name);
+  if (!found) throw new Error(`No row for ${name}: ${visibleText(el)}`);
+  return found;
+}
+
+const rowButton = (el: ForgeConfigModal, name: string) => row(el, name).querySelector<HTMLButtonElement>('.row-head button')!;
+
+async function openConnectStep(workflowId = HUBSPOT_TO_SLACK) {
+  const userId = await createUser();
+  const el = await modalFixture({ userId, workflowId });
+  const events = recordEvents(el, ALL_EVENTS);
+  await el.show();
+  await until(el, '.integration');
+  return { el, events, userId };
+}
+
+const errorsOf = (events: Array<{ type: string; detail: unknown }>) =>
+  events.filter((e) => e.type === 'forge-error').map((e) => (e.detail as { code: string }).code);
+
+describe('<forge-config-modal> connect step', () => {
+  it('says so when the browser blocks the sign-in window, and connects on a retry', async () => {
+    const { el, events } = await openConnectStep();
+    const realOpen = window.open;
+    // What a popup blocker does: window.open answers null.
+    window.open = () => null;
+    try {
+      rowButton(el, 'Slack').click();
+      await until(el, '.row-error');
+    } finally {
+      window.open = realOpen;
+    }
+    expect(row(el, 'Slack').querySelector('[role="alert"]')!.textContent).to.include(
+      'Your browser blocked the Slack sign-in window',
+    );
+    expect(errorsOf(events)).to.deep.equal(['oauth-blocked']);
+
+    const retry = rowButton(el, 'Slack');
+    expect(retry.textContent!.trim()).to.equal('Try again');
+    retry.click();
+    await consentInPopup('allow');
+    await waitUntil(() => row(el, 'Slack').querySelector('.status.connected'), 'Slack connects', { timeout: 10_000 });
+    expect(row(el, 'Slack').querySelector('.row-error')).to.equal(null);
+    expect(rowButton(el, 'Slack').textContent!.trim()).to.equal('Reconnect');
+  });
+
+  it('says so when the user closes the sign-in window', async () => {
+    const { el, events } = await openConnectStep();
+    rowButton(el, 'HubSpot').click();
+    await waitUntil(() => visibleText(el).includes('Finish connecting in the HubSpot window'));
+    expect(rowButton(el, 'HubSpot').getAttribute('aria-disabled')).to.equal('true');
+    await consentInPopup('close');
+    await until(el, '.row-error');
+    expect(visibleText(el)).to.include('The HubSpot window was closed before the connection finished');
+    expect(row(el, 'HubSpot').querySelector('.status.connected')).to.equal(null);
+    expect(errorsOf(events)).to.deep.equal(['oauth-closed']);
+    expect(rowButton(el, 'HubSpot').textContent!.trim()).to.equal('Try again');
+  });
+
+  it('says so when the user denies access on the consent page', async () => {
+    const { el, events } = await openConnectStep();
+    rowButton(el, 'Slack').click();
+    await consentInPopup('deny');
+    await until(el, '.row-error');
+    expect(visibleText(el)).to.include('Slack access was not allowed');
+    expect(errorsOf(events)).to.deep.equal(['oauth-denied']);
+  });
+
+  it('gives up on a sign-in window after the time-out and closes it', async () => {
+    const { el, events } = await openConnectStep();
+    el.oauthTimeout = 300;
+    rowButton(el, 'Slack').click();
+    await until(el, '.row-error');
+    expect(visibleText(el)).to.include('Connecting Slack took too long and was stopped');
+    expect(errorsOf(events)).to.deep.equal(['oauth-timeout']);
+  });
+
+  it('ignores messages that do not come from the service', async () => {
+    const { el } = await openConnectStep();
+    rowButton(el, 'Slack').click();
+    await waitUntil(() => visibleText(el).includes('Finish connecting in the Slack window'));
+    // A forged result posted by this page (another origin than the service's) changes nothing.
+    window.postMessage({ type: 'forge-oauth', integration: 'slack', status: 'connected' }, '*');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(visibleText(el)).to.include('Finish connecting in the Slack window');
+    await consentInPopup('deny');
+    await until(el, '.row-error');
+    expect(row(el, 'Slack').querySelector('.status.connected')).to.equal(null);
+  });
+
+  it('shows connected accounts as connected, with a way to reconnect', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['stripe']);
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    await el.show();
+    await until(el, '.integration');
+    expect(row(el, 'Stripe').querySelector('.status')!.textContent).to.include('Connected');
+    expect(row(el, 'Stripe').querySelector('form')).to.equal(null);
+
+    rowButton(el, 'Stripe').click();
+    await until(el, '.parameters');
+    expect(rowButton(el, 'Stripe').getAttribute('aria-expanded')).to.equal('true');
+    fill(el, 'Secret key', 'sk_test_new');
+    row(el, 'Stripe').querySelector<HTMLButtonElement>('.parameters button[type="submit"]')!.click();
+    await waitUntil(() => !row(el, 'Stripe').querySelector('form'), 'the form closes once saved');
+    expect(row(el, 'Stripe').querySelector('.status')!.textContent).to.include('Connected');
+  });
+
+  it('asks for every required parameter before sending anything', async () => {
+    const { el } = await openConnectStep(STRIPE_TO_SLACK);
+    row(el, 'Stripe').querySelector<HTMLButtonElement>('.parameters button[type="submit"]')!.click();
+    const input = await until<HTMLInputElement>(el, 'input[aria-invalid="true"]');
+    expect(el.shadowRoot!.activeElement).to.equal(input);
+    const describedBy = input.getAttribute('aria-describedby')!.split(' ');
+    const texts = describedBy.map((id) => el.shadowRoot!.getElementById(id)!.textContent);
+    expect(texts.join(' ')).to.include('Enter the Secret key.');
+  });
+
+  it('does not move on until every account is connected, and says why', async () => {
+    const { el } = await openConnectStep();
+    button(el, 'Continue')!.click();
+    const alert = await until(el, '.body [role="alert"]');
+    expect(alert.textContent).to.include('Connect every account above to continue.');
+    expect($(el, 'form#settings')).to.equal(null);
+  });
+
+  it('closing the modal while a sign-in window is open stops waiting for it', async () => {
+    const { el, events } = await openConnectStep();
+    rowButton(el, 'Slack').click();
+    await waitUntil(() => visibleText(el).includes('Finish connecting in the Slack window'));
+    const closed = oneEvent(el, 'forge-after-hide');
+    await el.hide();
+    await closed;
+    expect(errorsOf(events)).to.deep.equal([]);
+    await el.show();
+    await until(el, '.integration');
+    expect(visibleText(el)).not.to.include('Finish connecting');
+  });
+});
+

@@ -1,0 +1,249 @@
+import { expect, waitUntil } from '@open-wc/testing';
+import {
+  ALL_EVENTS,
+  button,
+  connectAccounts,
+  field,
+  fill,
+  install,
+  modalFixture,
+  recordEvents,
+  recordRequests,
+  SETTINGS_BLOCK,
+  STRIPE_SUMMARY_TO_SLACK,
+  STRIPE_TO_SLACK,
+  until,
+  untilButton,
+  visibleText,
+} from './support/config-modal.js';
+import { createUser, hostApi } from './support/forge.js';
+
+const HUBSPOT_TO_SLACK = '64b1d6aac655b8a937b7db20';
+
+interface ChildBody {
+  active: boolean;
+  blocks: Array<{ id: string; type: string; parameters: { variables?: Array<{ name: string; value: unknown }> } }>;
+}
+interface UserBody {
+  workflows: Array<{ _id: string; parentId: string; active: boolean }>;
+}
+
+async function variablesOf(childId: string) {
+  const { body } = await hostApi<ChildBody>('GET', `/workflow/${childId}`);
+  const block = body.blocks.find((b) => b.type === 'variables')!;
+  return Object.fromEntries(block.parameters.variables!.map((v) => [v.name, v.value]));
+}
+
+const children = async (userId: string) => (await hostApi<UserBody>('GET', `/user/${userId}`)).body.workflows;
+
+/** A user with Stripe and Slack connected: the modal opens straight on the settings. */
+async function connectedUser() {
+  const userId = await createUser();
+  await connectAccounts(userId, ['stripe', 'slack']);
+  return userId;
+}
+
+const writes = (requests: ReturnType<typeof recordRequests>['requests']) =>
+  requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${new URL(r.url).pathname.split('/2021-12')[1]}`);
+
+describe('<forge-config-modal> edit', () => {
+  it('pre-fills the user’s values and PATCHes only what changed', async () => {
+    const userId = await connectedUser();
+    const childId = await install(userId, STRIPE_TO_SLACK, { [SETTINGS_BLOCK]: { channel: '#old', minimumAmount: 10 } });
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    const events = recordEvents(el, ALL_EVENTS);
+    await el.show();
+    await until(el, 'form#settings');
+    expect(field(el, 'Channel').value).to.equal('#old');
+    expect(field(el, 'Minimum amount').value).to.equal('10');
+
+    const { requests, restore } = recordRequests();
+    try {
+      fill(el, 'Channel', '#new');
+      (await untilButton(el, 'Save changes')).click();
+      await until(el, '.success');
+    } finally {
+      restore();
+    }
+    expect(visibleText(el)).to.include('Changes saved');
+    expect(writes(requests)).to.deep.equal([`PATCH /workflow/${childId}/variables/${SETTINGS_BLOCK}`]);
+    expect(JSON.parse(requests.find((r) => r.method === 'PATCH')!.body)).to.deep.equal({ channel: '#new' });
+    expect(await variablesOf(childId)).to.deep.equal({ channel: '#new', minimumAmount: 10 });
+    expect(events.filter((e) => e.type === 'forge-update').map((e) => e.detail)).to.deep.equal([
+      { workflowId: childId, blockIds: [SETTINGS_BLOCK] },
+    ]);
+    expect(events.some((e) => e.type === 'forge-install')).to.equal(false);
+  });
+
+  it('sends nothing and fires nothing when nothing changed', async () => {
+    const userId = await connectedUser();
+    await install(userId, STRIPE_TO_SLACK);
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    await el.show();
+    await until(el, 'form#settings');
+    const events = recordEvents(el, ALL_EVENTS);
+    const { requests, restore } = recordRequests();
+    try {
+      (await untilButton(el, 'Save changes')).click();
+      await until(el, '.success');
+    } finally {
+      restore();
+    }
+    expect(writes(requests)).to.deep.equal([]);
+    expect(events).to.deep.equal([]);
+  });
+
+  it('shows the service’s field errors next to their fields and keeps every value', async () => {
+    const userId = await connectedUser();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    const events = recordEvents(el, ['forge-error', 'forge-install']);
+    await el.show();
+    await until(el, 'form#settings');
+    const tooLong = '#'.repeat(10_001);
+    fill(el, 'Channel', tooLong);
+    fill(el, 'Minimum amount', '75');
+    (await untilButton(el, 'Enable workflow')).click();
+
+    const channel = field(el, 'Channel');
+    await waitUntil(() => channel.getAttribute('aria-invalid') === 'true', 'the field is marked invalid');
+    const description = channel
+      .getAttribute('aria-describedby')!
+      .split(' ')
+      .map((id) => el.shadowRoot!.getElementById(id)!.textContent)
+      .join(' ');
+    expect(description).to.include('channel must be at most 10000 characters');
+    expect(el.shadowRoot!.activeElement).to.equal(channel);
+    expect(field(el, 'Minimum amount').getAttribute('aria-invalid')).to.equal('false');
+    expect(channel.value).to.equal(tooLong);
+    expect(field(el, 'Minimum amount').value).to.equal('75');
+    expect(events.map((e) => e.detail)).to.deep.equal([
+      { code: 'save-failed', message: (events[0]!.detail as { message: string }).message, status: 400 },
+    ]);
+
+    fill(el, 'Channel', '#ok');
+    await el.updateComplete;
+    expect(channel.getAttribute('aria-invalid'), 'the error clears once the field is edited').to.equal('false');
+    button(el, 'Enable workflow')!.click();
+    await until(el, '.success');
+    const [child] = await children(userId);
+    expect(await variablesOf(child!._id)).to.deep.equal({ channel: '#ok', minimumAmount: 75 });
+  });
+
+  it('checks that a number field holds a number before saving', async () => {
+    const userId = await connectedUser();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    await el.show();
+    await until(el, 'form#settings');
+    const { requests, restore } = recordRequests();
+    try {
+      fill(el, 'Minimum amount', '');
+      (await untilButton(el, 'Enable workflow')).click();
+      await until(el, '.field-error');
+    } finally {
+      restore();
+    }
+    expect(visibleText(el)).to.include('Minimum amount must be a number.');
+    expect(writes(requests)).to.deep.equal([]);
+  });
+
+  it('installs once however often the button is pressed', async () => {
+    const userId = await connectedUser();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    const events = recordEvents(el, ['forge-install', 'forge-error']);
+    await el.show();
+    await until(el, 'form#settings');
+    const { requests, restore } = recordRequests();
+    try {
+      const enable = await untilButton(el, 'Enable workflow');
+      enable.click();
+      await el.updateComplete;
+      expect(enable.getAttribute('aria-disabled')).to.equal('true');
+      expect(visibleText(el)).to.include('Saving…');
+      enable.click();
+      enable.click();
+      await until(el, '.success');
+    } finally {
+      restore();
+    }
+    expect(writes(requests)).to.deep.equal([`POST /workflow/${STRIPE_TO_SLACK}/install`]);
+    expect(events.map((e) => e.type)).to.deep.equal(['forge-install']);
+    expect(await children(userId)).to.have.length(1);
+  });
+
+  it('saves into the copy installed meanwhile elsewhere (a 409) instead of failing', async () => {
+    const userId = await connectedUser();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    const events = recordEvents(el, ['forge-install', 'forge-update', 'forge-error']);
+    await el.show();
+    await until(el, 'form#settings');
+    const childId = await install(userId, STRIPE_TO_SLACK);
+    fill(el, 'Channel', '#mine');
+    button(el, 'Enable workflow')!.click();
+    await until(el, '.success');
+    expect(await variablesOf(childId)).to.deep.equal({ channel: '#mine', minimumAmount: 50 });
+    expect(events).to.deep.equal([
+      { type: 'forge-update', detail: { workflowId: childId, blockIds: [SETTINGS_BLOCK] } },
+    ]);
+  });
+});
+
+describe('<forge-config-modal> for an integration', () => {
+  it('lists the integration’s workflows with a switch each and applies the choices on save', async () => {
+    const userId = await connectedUser();
+    await connectAccounts(userId, ['hubspot']);
+    const onId = await install(userId, STRIPE_TO_SLACK);
+    const editedId = await install(userId, HUBSPOT_TO_SLACK);
+    const el = await modalFixture({ userId, integration: 'slack' });
+    const events = recordEvents(el, ALL_EVENTS);
+    await el.show();
+    await until(el, '.switch');
+    expect(el.shadowRoot!.querySelector('h2')!.textContent).to.equal('Set up Slack');
+
+    const switches = [...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[role="switch"]')];
+    const named = (name: string) =>
+      switches.find((s) => el.shadowRoot!.getElementById(s.getAttribute('aria-labelledby')!)!.textContent === name)!;
+    expect(switches.map((s) => s.checked)).to.deep.equal([true, true, false]);
+    named('Post new Stripe payments to Slack').click();
+    named('Send a daily Stripe revenue summary to Slack').click();
+    (await untilButton(el, 'Continue')).click();
+
+    // Every account is connected, so the settings come next, for the workflows switched on.
+    await until(el, 'form#settings');
+    expect([...el.shadowRoot!.querySelectorAll('.section-title')].map((h) => h.textContent)).to.deep.equal([
+      'Announce won HubSpot deals in Slack',
+      'Send a daily Stripe revenue summary to Slack',
+    ]);
+    const channels = [...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input')].filter(
+      (input) => el.shadowRoot!.querySelector(`label[for="${input.id}"]`)!.textContent === 'Channel',
+    );
+    channels[0]!.value = '#deals';
+    channels[0]!.dispatchEvent(new Event('input'));
+
+    const { requests, restore } = recordRequests();
+    try {
+      (await untilButton(el, 'Save')).click();
+      await until(el, '.success');
+    } finally {
+      restore();
+    }
+    const mine = await children(userId);
+    const summary = mine.find((c) => c.parentId === STRIPE_SUMMARY_TO_SLACK)!;
+    expect(mine.find((c) => c._id === onId)!.active).to.equal(false);
+    expect(summary.active).to.equal(true);
+    expect((await variablesOf(editedId)).channel).to.equal('#deals');
+    expect(requests.filter((r) => r.method === 'PATCH')).to.have.length(1);
+    expect(events.filter((e) => !e.type.includes('show')).map((e) => e.detail)).to.deep.equal([
+      { workflowId: onId, active: false },
+      { workflowId: editedId, blockIds: ['549587b4-6b90-4ddd-b5f8-4c92d085d839'] },
+      { parentId: STRIPE_SUMMARY_TO_SLACK, workflowId: summary._id },
+    ]);
+  });
+
+  it('says so when no workflow uses the integration', async () => {
+    const userId = await createUser();
+    const el = await modalFixture({ userId, integration: 'nothing-uses-this' });
+    await el.show();
+    await until(el, '.empty');
+    expect(visibleText(el)).to.include('No workflows use nothing-uses-this yet.');
+  });
+});

@@ -1,0 +1,101 @@
+import { expect, waitUntil } from '@open-wc/testing';
+import { consentInPopup, createUser, hostApi } from './support/forge.js';
+import {
+  ALL_EVENTS,
+  button,
+  field,
+  fill,
+  HUBSPOT_TO_SLACK,
+  modalFixture,
+  recordEvents,
+  STRIPE_TO_SLACK,
+  SETTINGS_BLOCK,
+  until,
+  untilButton,
+  visibleText,
+} from './support/config-modal.js';
+
+interface UserBody {
+  workflows: Array<{ _id: string; parentId: string; active: boolean }>;
+}
+interface ChildBody {
+  blocks: Array<{ id: string; parameters: { variables?: Array<{ name: string; value: unknown }> } }>;
+}
+
+/** The user's child workflows, read with the API key as the host would. */
+async function childrenOf(userId: string) {
+  return (await hostApi<UserBody>('GET', `/user/${userId}`)).body.workflows;
+}
+
+async function variablesOf(childId: string) {
+  const { body } = await hostApi<ChildBody>('GET', `/workflow/${childId}`);
+  const block = body.blocks.find((b) => b.id === SETTINGS_BLOCK)!;
+  return Object.fromEntries(block.parameters.variables!.map((v) => [v.name, v.value]));
+}
+
+describe('<forge-config-modal> install', () => {
+  it('enables a workflow that needs a Stripe key and a Slack sign-in, from empty to installed', async () => {
+    const userId = await createUser();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    const events = recordEvents(el, ALL_EVENTS);
+    await el.show();
+
+    const title = await until(el, 'h2');
+    await waitUntil(() => title.textContent!.includes('Enable Post new Stripe payments to Slack'));
+    await until(el, '.integration');
+    expect(visibleText(el)).to.include('Stripe').and.include('Slack').and.include('Not connected');
+
+    // Stripe: a labelled field with its description.
+    const secret = field(el, 'Secret key');
+    expect(shadow(el).getElementById(secret.getAttribute('aria-describedby')!)!.textContent).to.include(
+      'Developers → API keys',
+    );
+    fill(el, 'Secret key', 'sk_test_abc');
+    const stripeConnect = [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.parameters button')][0]!;
+    stripeConnect.click();
+    await waitUntil(() => el.shadowRoot!.querySelectorAll('.status.connected').length === 1, 'Stripe connects');
+
+    // Slack: the popup opens at once; the test presses Allow on the local consent page in it.
+    (await untilButton(el, 'Connect')).click();
+    await consentInPopup('allow');
+    await waitUntil(() => el.shadowRoot!.querySelectorAll('.status.connected').length === 2, 'Slack connects', {
+      timeout: 10_000,
+    });
+    expect(visibleText(el)).not.to.include('Not connected');
+
+    (await untilButton(el, 'Continue')).click();
+    // Pre-filled with the parent's defaults; the number stays a number.
+    await until(el, 'form#settings');
+    expect(field(el, 'Channel').value).to.equal('#payments');
+    expect(field(el, 'Minimum amount').type).to.equal('number');
+    expect(field(el, 'Minimum amount').value).to.equal('50');
+    fill(el, 'Channel', '#sales-wins');
+    fill(el, 'Minimum amount', '125');
+
+    (await untilButton(el, 'Enable workflow')).click();
+    await until(el, '.success');
+    expect(visibleText(el)).to.include('Workflow enabled');
+
+    const [child] = await childrenOf(userId);
+    expect(child!.parentId).to.equal(STRIPE_TO_SLACK);
+    expect(await variablesOf(child!._id)).to.deep.equal({ channel: '#sales-wins', minimumAmount: 125 });
+    const install = events.find((e) => e.type === 'forge-install');
+    expect(install?.detail).to.deep.equal({ parentId: STRIPE_TO_SLACK, workflowId: child!._id });
+    expect(events.filter((e) => e.type === 'forge-error')).to.deep.equal([]);
+
+    (await untilButton(el, 'Done')).click();
+    await waitUntil(() => !el.open);
+    expect(events.map((e) => e.type)).to.deep.equal([
+      'forge-show',
+      'forge-after-show',
+      'forge-install',
+      'forge-hide',
+      'forge-after-hide',
+    ]);
+    expect(events.find((e) => e.type === 'forge-hide')?.detail).to.deep.equal({ reason: 'done' });
+  });
+});
+
+const shadow = (el: HTMLElement) => el.shadowRoot!;
+void button;
+void HUBSPOT_TO_SLACK;

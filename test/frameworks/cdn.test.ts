@@ -1,0 +1,36 @@
+import { expect, waitUntil } from '@open-wc/testing';
+import { serviceInfo, tokenUrl } from '../support/forge.js';
+import { installedWorkflow, mountPoint, switchIn, type ToggleDetail } from './support.js';
+
+// The CDN bundle as a plain page loads it: one <script type="module">, attributes only, DOM events.
+const BUNDLE = '/dist/cdn/forge-embed.min.js';
+
+describe('the CDN bundle in a plain page', () => {
+  before(async () => {
+    await import(/* @vite-ignore */ BUNDLE);
+  });
+
+  it('registers both elements', () => {
+    expect(customElements.get('forge-workflow-list')).to.be.a('function');
+    expect(customElements.get('forge-config-modal')).to.be.a('function');
+  });
+
+  it('configures the list from attributes and fires forge-toggle as a DOM event', async () => {
+    const { apiBase } = await serviceInfo();
+    const { userId, workflowId } = await installedWorkflow();
+    const container = mountPoint();
+    const list = document.createElement('forge-workflow-list');
+    list.setAttribute('api-base', apiBase);
+    list.setAttribute('token-url', tokenUrl(userId));
+    container.append(list);
+    const toggles: ToggleDetail[] = [];
+    document.addEventListener('forge-toggle', (event) => toggles.push(event.detail));
+
+    const control = await switchIn(list);
+    expect(control.checked).to.equal(true);
+    control.click();
+    await waitUntil(() => toggles.length === 1, 'forge-toggle never reached the document');
+    expect(toggles[0]).to.deep.equal({ workflowId, active: false });
+    container.remove();
+  });
+});

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+
+/**
+ * The package as a consumer gets it, after `npm run build`: its exports map, the CDN bundle,
+ * the manifest, and every entry imported in Node as a server-side renderer would.
+ */
+
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+const exportsMap: Record<string, string | Record<string, string>> = pkg.exports;
+const codeEntries = Object.keys(exportsMap).filter((key) => !key.endsWith('.json'));
+const run = promisify(execFile);
+
+describe('the exports map', () => {
+  test('names files that exist, with types first', () => {
+    for (const [entry, target] of Object.entries(exportsMap)) {
+      if (typeof target === 'string') {
+        assert.ok(existsSync(target), `${entry}: ${target} is missing; run npm run build`);
+        continue;
+      }
+      assert.equal(Object.keys(target)[0], 'types', `${entry}: "types" must come first`);
+      for (const file of Object.values(target)) assert.ok(existsSync(file), `${entry}: ${file} is missing`);
+    }
+  });
+
+  test('marks only the registering modules as having side effects', () => {
+    assert.deepEqual([...pkg.sideEffects].sort(), [
+      './dist/src/config-modal/define.js',
+      './dist/src/index.js',
+      './dist/src/workflow-list/define.js',
+    ]);
+    for (const file of pkg.sideEffects) assert.ok(existsSync(file), `${file} is missing`);
+  });
+
+  test('names the CDN bundle and the custom elements manifest', () => {
+    assert.equal(pkg.unpkg, pkg.jsdelivr);
+    assert.ok(existsSync(pkg.unpkg), `${pkg.unpkg} is missing; run npm run build`);
+    const manifest = JSON.parse(readFileSync(pkg.customElements, 'utf8'));
+    const tags = manifest.modules.flatMap((m: { declarations?: { tagName?: string }[] }) =>
+      (m.declarations ?? []).map((d) => d.tagName).filter(Boolean),
+    );
+    assert.deepEqual(tags.sort(), ['forge-config-modal', 'forge-workflow-list']);
+    for (const file of ['dist/cdn/forge-embed.min.js', 'custom-elements.json']) {
+      assert.ok(
+        pkg.files.some((f: string) => file.startsWith(f)),
+        `${file} is not in package.json "files"`,
+      );
+    }
+  });
+});
+
+test('the CDN bundle is one self-contained ES module', () => {
+  const bundle = readFileSync(pkg.unpkg, 'utf8');
+  // Minified imports look like `import{x as y}from"lit"` or `import"./a.js"`.
+  assert.doesNotMatch(bundle, /\bimport\s*[{*"'(]|\bimport\s+[\w$]+\s*from|\bfrom\s*["']/);
+  assert.match(bundle, /\bexport\s*\{/);
+  assert.match(bundle, /customElements\.define/);
+});
+
+describe('importing each entry in Node, as server-side rendering does', () => {
+  for (const entry of codeEntries) {
+    const specifier = entry === '.' ? 'forge-embed' : `forge-embed/${entry.slice(2)}`;
+    test(`${specifier} loads without a DOM and leaves none behind`, async () => {
+      // A fresh process per entry, importing through the package's own exports map.
+      const script = `
+        await import(${JSON.stringify(specifier)});
+        console.log(JSON.stringify({
+          window: typeof window, document: typeof document, customElements: typeof customElements,
+        }));`;
+      const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script]);
+      assert.equal(stderr, '');
+      const globals = JSON.parse(stdout);
+      assert.equal(globals.window, 'undefined');
+      assert.equal(globals.document, 'undefined');
+      // The client and the host helper do not even load Lit (whose Node build adds a
+      // customElements stand-in): they belong on servers.
+      if (/\/(client|host)$/.test(specifier)) assert.equal(globals.customElements, 'undefined');
+    });
+  }
+});

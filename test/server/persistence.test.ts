@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { generateApiKey } from '../../server/auth.js';
+import { PACKAGE_ROOT } from '../../server/paths.js';
+import { API, demoCatalog, sample, TestService } from './support.js';
+
+let dir: string;
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'forge-persistence-'));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('a restart on the same database file', () => {
+  test('keeps users, workflows, values, credentials, logs, the API key and the signing key', async () => {
+    const db = join(dir, 'restart.db');
+    const first = await TestService.start({ db });
+    assert.equal(first.service.apiKeyGenerated, true);
+    const { userId, token, childId } = await first.userWithChild();
+    await first.asUser(token, 'PATCH', `/workflow/${childId}/variables/${sample.variablesBlock.id}`, {
+      [sample.number.name]: 99,
+      [sample.text.name]: 'kept',
+    });
+    await first.asUser(token, 'PUT', `/workflow/${childId}/deactivate`);
+    const parameters = demoCatalog.integrations.find((i) => i.requiredParameters?.length)!;
+    const values = Object.fromEntries(parameters.requiredParameters!.map((p) => [p.name, `value-of-${p.name}`]));
+    assert.equal((await first.asUser(token, 'POST', `/credentials/${parameters.name}`, values)).status, 200);
+    first.seedExecution(childId, new Date());
+    first.seedError(childId);
+    const reads = ['/user', `/user/${userId}`, `/workflow/${childId}`, `/workflow/${childId}/logs`, `/workflow/${childId}/errors`];
+    const seen = await Promise.all(reads.map(async (path) => (await first.asHost('GET', path)).body));
+    const connected = (await first.asUser(token, 'GET', '/credentials')).body;
+    const apiKey = first.apiKey;
+    await first.close();
+
+    const second = await TestService.start({ db });
+    try {
+      assert.equal(second.service.apiKeyGenerated, false);
+      assert.equal(second.apiKey, apiKey, 'a new API key was made');
+      const again = await Promise.all(reads.map(async (path) => (await second.asHost('GET', path)).body));
+      assert.deepEqual(again, seen);
+      // A token minted before the restart still verifies: the signing key was kept.
+      const withOldToken = await second.asUser(token, 'GET', '/credentials');
+      assert.equal(withOldToken.status, 200);
+      assert.deepEqual(withOldToken.body, connected);
+      // The sealed values open with the key kept beside the database, readable by its owner only.
+      const sealed = second.store.getCredentialSecret(userId, parameters.name)!;
+      assert.deepEqual(second.service.secrets.open(sealed), { kind: 'parameters', values });
+      assert.equal(statSync(`${db}.key`).mode & 0o777, 0o600);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('forge-service, the command', () => {
+  /** Starts the CLI on a free port; answers the process and its base URL once it listens. */
+  async function launch(db: string, apiKey: string): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--port', '0', '--db', db], {
+      cwd: PACKAGE_ROOT,
+      env: { ...process.env, FORGE_API_KEY: apiKey, FORGE_ALLOWED_ORIGINS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout!.on('data', () => {
+        const found = /listening on (http:\/\/\S+?)\/forge\/2021-12/.exec(output);
+        if (found) resolve(found[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`forge-service exited with ${code} before listening:\n${output}`)));
+    });
+    return { child, url, output: () => output };
+  }
+
+  const exited = (child: ChildProcess) =>
+    new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+      else child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+
+  test('prints its URL and API key, and stops cleanly on SIGTERM', async () => {
+    const apiKey = generateApiKey();
+    const { child, url, output } = await launch(join(dir, 'cli.db'), apiKey);
+    assert.ok(output().includes(apiKey), 'the API key is not printed');
+    const answer = await fetch(`${url}${API}/workflow`, { headers: { Authorization: `Bearer ${apiKey}` } });
+    assert.equal(answer.status, 200);
+    child.kill('SIGTERM');
+    assert.deepEqual(await exited(child), { code: 0, signal: null });
+    assert.match(output(), /SIGTERM: stopping/);
+  });
+
+  test('a kill -9 in the middle of writes loses nothing that was answered as saved', async () => {
+    const db = join(dir, 'crash.db');
+    const apiKey = generateApiKey();
+    const { child, url } = await launch(db, apiKey);
+    const saved = new Map<string, string>();
+    let killed = false;
+    let sent = 0;
+
+    // Writers keep creating users until the process dies under them.
+    const writer = async (lane: number) => {
+      while (!killed) {
+        const email = `crash-${lane}-${sent++}@example.com`;
+        try {
+          const response = await fetch(`${url}${API}/user`, {
+            method: 'POST',
+            headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ name: `Writer ${lane}`, email }),
+          });
+          if (response.status === 200) saved.set((await response.json()).userId, email);
+        } catch {
+          // The connection died with the process: this write was never answered.
+        }
+      }
+    };
+    const writers = Array.from({ length: 12 }, (_, lane) => writer(lane));
+    while (saved.size < 300) await new Promise((resolve) => setTimeout(resolve, 5));
+    child.kill('SIGKILL');
+    killed = true;
+    assert.equal((await exited(child)).signal, 'SIGKILL');
+    await Promise.all(writers);
+    assert.ok(sent > saved.size, 'no write was in flight at the kill');
+
+    const restarted = await TestService.start({ db, apiKey });
+    try {
+      assert.equal(restarted.store.db.pragma('integrity_check', { simple: true }), 'ok');
+      const users = (await restarted.asHost('GET', '/user')).body.data as Array<{ _id: string; email: string }>;
+      const found = new Map(users.map((u) => [u._id, u.email]));
+      const lost = [...saved].filter(([id, email]) => found.get(id) !== email);
+      assert.deepEqual(lost, [], `${lost.length} of ${saved.size} answered users are gone`);
+    } finally {
+      await restarted.close();
+    }
+  });
+});

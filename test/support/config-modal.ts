@@ -1,0 +1,143 @@
+import { fixture, html, waitUntil } from '@open-wc/testing';
+import { ForgeClient } from '../../src/api/index.js';
+import type { ForgeConfigModal } from '../../src/config-modal/config-modal.js';
+import '../../src/config-modal/define.js';
+import type { ForgeEventName } from '../../src/events.js';
+import { authorizeOAuth, serviceInfo, tokenUrl, userToken } from './forge.js';
+
+/** Demo catalog workflows (server/catalog/demo.json). */
+export const STRIPE_TO_SLACK = '64b14ff1704e5bc1057506db';
+export const HUBSPOT_TO_SLACK = '64b1d6aac655b8a937b7db20';
+export const STRIPE_SUMMARY_TO_SLACK = '64b1aa96c495decefd1bbaa5';
+export const SETTINGS_BLOCK = '5364f548-790c-4f1d-92dd-633c040ea16d';
+
+/** Values a user would type for the catalog's required-parameter integrations. */
+const PARAMETERS: Record<string, Record<string, string>> = {
+  stripe: { secretKey: 'sk_test_123' },
+  mailchimp: { apiKey: 'mc-key', serverPrefix: 'us21' },
+};
+
+/** Connects accounts for a user the way the modal would, without the modal (setup for other tests). */
+export async function connectAccounts(userId: string, integrations: string[]): Promise<void> {
+  const { apiBase } = await serviceInfo();
+  const client = new ForgeClient({ baseUrl: apiBase, credential: await userToken(userId) });
+  for (const name of integrations) {
+    if (PARAMETERS[name]) await client.saveCredential(name, PARAMETERS[name]);
+    else await authorizeOAuth((await client.startOAuth(name)).url);
+  }
+}
+
+/** Installs a workflow for a user without the modal; answers the child's id. */
+export async function install(userId: string, parentId: string, variables?: Record<string, Record<string, string | number>>) {
+  const { apiBase } = await serviceInfo();
+  const client = new ForgeClient({ baseUrl: apiBase, credential: await userToken(userId) });
+  return (await client.installWorkflow(parentId, variables ? { variables } : {})).workflowId;
+}
+
+export interface ModalOptions {
+  userId: string;
+  workflowId?: string;
+  integration?: string;
+  apiBase?: string;
+}
+
+/** A closed modal configured like a host page would, with the test page's token endpoint. */
+export async function modalFixture({ userId, workflowId, integration, apiBase }: ModalOptions) {
+  const base = apiBase ?? (await serviceInfo()).apiBase;
+  return fixture<ForgeConfigModal>(html`<forge-config-modal
+    api-base=${base}
+    token-url=${tokenUrl(userId)}
+    workflow-id=${workflowId ?? ''}
+    integration=${integration ?? ''}
+  ></forge-config-modal>`);
+}
+
+export const shadow = (el: HTMLElement) => el.shadowRoot!;
+export const $ = <E extends Element = HTMLElement>(el: HTMLElement, selector: string) =>
+  shadow(el).querySelector<E & Element>(selector);
+
+/** Waits until the modal shows something matching `selector`; answers it. */
+export async function until<E extends Element = HTMLElement>(el: HTMLElement, selector: string): Promise<E> {
+  await waitUntil(() => $(el, selector), `nothing matches ${selector}; the modal shows: ${visibleText(el)}`, {
+    timeout: 10_000,
+  });
+  return $<E>(el, selector)!;
+}
+
+/** The modal's text as a user reads it. */
+export const visibleText = (el: HTMLElement) =>
+  ($(el, 'dialog')?.innerText ?? '').replace(/\s+/g, ' ').trim();
+
+/** The button whose visible text (or accessible name) is `name`. */
+export function button(el: HTMLElement, name: string): HTMLButtonElement | undefined {
+  return [...shadow(el).querySelectorAll('button')].find(
+    (b) => b.innerText.trim() === name || b.getAttribute('aria-label') === name,
+  );
+}
+
+export async function untilButton(el: HTMLElement, name: string): Promise<HTMLButtonElement> {
+  await waitUntil(() => button(el, name), `no button "${name}"; the modal shows: ${visibleText(el)}`, {
+    timeout: 10_000,
+  });
+  return button(el, name)!;
+}
+
+/** The input labelled `label`. */
+export function field(el: HTMLElement, label: string): HTMLInputElement {
+  const labelElement = [...shadow(el).querySelectorAll('label')].find((l) => l.innerText.trim() === label);
+  const input = labelElement && shadow(el).getElementById(labelElement.htmlFor);
+  if (!(input instanceof HTMLInputElement)) throw new Error(`No field labelled ${label}: ${visibleText(el)}`);
+  return input;
+}
+
+/** Types into a field as far as the element can tell (value set, `input` fired). */
+export function fill(el: HTMLElement, label: string, value: string): void {
+  const input = field(el, label);
+  input.value = value;
+  input.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+}
+
+/** Every forge-* event the element fires, in order. */
+export function recordEvents(el: HTMLElement, names: ForgeEventName[]) {
+  const events: Array<{ type: string; detail: unknown }> = [];
+  for (const name of names) el.addEventListener(name, (e) => events.push({ type: e.type, detail: (e as CustomEvent).detail }));
+  return events;
+}
+
+export const ALL_EVENTS: ForgeEventName[] = [
+  'forge-show',
+  'forge-after-show',
+  'forge-hide',
+  'forge-after-hide',
+  'forge-install',
+  'forge-update',
+  'forge-toggle',
+  'forge-error',
+];
+
+export interface RecordedRequest {
+  url: string;
+  method: string;
+  body: string;
+  authorization: string | null;
+}
+
+/**
+ * Watches the page's fetches without changing them (each call goes through to the real fetch),
+ * so a test can check what went over the wire.
+ */
+export function recordRequests() {
+  const realFetch = window.fetch;
+  const requests: RecordedRequest[] = [];
+  window.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    requests.push({
+      url: request.url,
+      method: request.method,
+      body: typeof init?.body === 'string' ? init.body : '',
+      authorization: request.headers.get('Authorization'),
+    });
+    return realFetch(input, init);
+  };
+  return { requests, restore: () => (window.fetch = realFetch) };
+}
