@@ -3,8 +3,12 @@
  * `@cssproperty`, the property comments); `scripts/api-docs.mjs` turns it into docs/elements.md.
  */
 export default {
-  // The elements, their shared base class and their registrations; helpers are not public API.
-  globs: ['src/forge-element.ts', 'src/{config-modal,workflow-list}/{config-modal,workflow-list,define}.ts'],
+  // The elements, their base classes and their registrations; helpers are not public API.
+  globs: [
+    'src/forge-element.ts',
+    'src/config-modal/modal-dialog.ts',
+    'src/{config-modal,workflow-list}/{config-modal,workflow-list,define}.ts',
+  ],
   outdir: '.',
   litelement: true,
   dependencies: false,

@@ -158,7 +158,11 @@ async function testHost(ctx, next) {
     if (fault) {
       faults = faults.filter((f) => f !== fault);
       if (fault.kind === 'network') {
-        ctx.req.socket.destroy();
+        // Chrome silently re-sends a request whose reused keep-alive socket closes before any
+        // response bytes, so a plain socket.destroy() often goes unnoticed. Headers it must
+        // reject (two Content-Lengths) fail the fetch every time, and are never re-sent.
+        ctx.respond = false;
+        ctx.req.socket.end('HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n');
         return;
       }
       ctx.status = Number(fault.kind) || 500;

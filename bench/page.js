@@ -59,12 +59,7 @@ async function openOnce(modal) {
   await whenReady(modal.shadowRoot ?? modal, () => focusableField(modal), 'the first settings field');
   const interactive = performance.now();
   await shown;
-  // The dialog's native close event arrives some tasks after hide() has settled, and a show()
-  // made before it is closed again by it (reported to the modal's owner): wait for it.
-  const dialog = modal.shadowRoot.querySelector('[part~="dialog"]');
-  const closed = new Promise((resolve) => dialog.addEventListener('close', resolve, { once: true }));
   await modal.hide();
-  await closed;
   // Resource entries appear once a response has ended; the ones that ended before `interactive` are all in.
   const requests = performance
     .getEntriesByType('resource')

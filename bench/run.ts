@@ -42,7 +42,14 @@ function warnIfBusy(): void {
 warnIfBusy();
 
 step('Building the package (npm run build)');
-execFileSync('npm', ['run', 'build'], { stdio: 'inherit', cwd: fileURLToPath(new URL('..', import.meta.url)) });
+try {
+  execFileSync('npm', ['run', 'build'], { stdio: 'inherit', cwd: fileURLToPath(new URL('..', import.meta.url)) });
+} catch {
+  console.error(
+    '\nnpm run build failed (its output is above); the bench measures the built package, so fix the build first.',
+  );
+  process.exit(1);
+}
 
 step('Sizes: the CDN bundle and the floor bundle (lit, @lit/task, decodeJwt)');
 const cdnFile = cdnBundlePath();

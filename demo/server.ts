@@ -58,10 +58,7 @@ const template = readFileSync(join(PUBLIC, 'index.html'), 'utf8');
 /** The settings page for `user`; every value from data is escaped before it meets markup. */
 function renderPage(user: DemoUser): string {
   const options = users
-    .map(
-      (u) =>
-        `<option value="${u.slug}"${u === user ? ' selected' : ''}>${escapeHtml(u.name)}</option>`,
-    )
+    .map((u) => `<option value="${u.slug}"${u === user ? ' selected' : ''}>${escapeHtml(u.name)}</option>`)
     .join('');
   const values: Record<string, string> = {
     apiBase: escapeHtml(SERVICE_URL),

@@ -23,7 +23,8 @@ function row(el: ForgeConfigModal, name: string): HTMLElement {
   return found;
 }
 
-const rowButton = (el: ForgeConfigModal, name: string) => row(el, name).querySelector<HTMLButtonElement>('.row-head button')!;
+const rowButton = (el: ForgeConfigModal, name: string) =>
+  row(el, name).querySelector<HTMLButtonElement>('.row-head button')!;
 
 async function openConnectStep(workflowId = HUBSPOT_TO_SLACK) {
   const userId = await createUser();
@@ -156,4 +157,3 @@ describe('<forge-config-modal> connect step', () => {
     expect(visibleText(el)).not.to.include('Finish connecting');
   });
 });
-

@@ -49,7 +49,9 @@ const writes = (requests: ReturnType<typeof recordRequests>['requests']) =>
 describe('<forge-config-modal> edit', () => {
   it('pre-fills the user’s values and PATCHes only what changed', async () => {
     const userId = await connectedUser();
-    const childId = await install(userId, STRIPE_TO_SLACK, { [SETTINGS_BLOCK]: { channel: '#old', minimumAmount: 10 } });
+    const childId = await install(userId, STRIPE_TO_SLACK, {
+      [SETTINGS_BLOCK]: { channel: '#old', minimumAmount: 10 },
+    });
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     const events = recordEvents(el, ALL_EVENTS);
     await el.show();

@@ -83,7 +83,9 @@ describe('<forge-config-modal> token failures', () => {
   });
 
   it('says so when api-base or the token source is missing', async () => {
-    const el = await fixture<ForgeConfigModal>(html`<forge-config-modal workflow-id=${STRIPE_TO_SLACK}></forge-config-modal>`);
+    const el = await fixture<ForgeConfigModal>(
+      html`<forge-config-modal workflow-id=${STRIPE_TO_SLACK}></forge-config-modal>`,
+    );
     const { text, errors } = await openExpectingError(el);
     expect(text).to.include('Set api-base on <forge-config-modal>');
     expect(errors[0]).to.include({ code: 'config' });

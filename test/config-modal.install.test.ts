@@ -1,5 +1,4 @@
 import { expect, waitUntil } from '@open-wc/testing';
-import { consentInPopup, createUser, hostApi } from './support/forge.js';
 import {
   ALL_EVENTS,
   button,
@@ -8,12 +7,13 @@ import {
   HUBSPOT_TO_SLACK,
   modalFixture,
   recordEvents,
-  STRIPE_TO_SLACK,
   SETTINGS_BLOCK,
+  STRIPE_TO_SLACK,
   until,
   untilButton,
   visibleText,
 } from './support/config-modal.js';
+import { consentInPopup, createUser, hostApi } from './support/forge.js';
 
 interface UserBody {
   workflows: Array<{ _id: string; parentId: string; active: boolean }>;

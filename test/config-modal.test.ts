@@ -3,13 +3,16 @@ import { sendKeys, sendMouse } from '@web/test-runner-commands';
 import { render } from 'lit';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import { iconImage } from '../src/config-modal/templates.js';
-import { connectAccounts, install, modalFixture, STRIPE_TO_SLACK } from './support/config-modal.js';
 import {
   $,
   ALL_EVENTS,
+  connectAccounts,
   field,
   fill,
+  install,
+  modalFixture,
   recordEvents,
+  STRIPE_TO_SLACK,
   until,
   untilButton,
   visibleText,
@@ -21,7 +24,7 @@ describe('<forge-config-modal>', () => {
     const userId = await createUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     const events = recordEvents(el, ALL_EVENTS);
-    expect($(el, 'dialog')!.open).to.equal(false);
+    expect($<HTMLDialogElement>(el, 'dialog')!.open).to.equal(false);
 
     await el.show();
     const dialog = $<HTMLDialogElement>(el, 'dialog')!;

@@ -68,7 +68,8 @@ export const configModalStyles = css`
     border: 1px solid var(--_border);
   }
   .header-icons .icon + .icon {
-    margin-left: -0.6rem;
+    margin-left: -0.5rem;
+    box-shadow: 0 0 0 2px var(--_surface);
   }
   .heading {
     flex: 1;
@@ -129,6 +130,15 @@ export const configModalStyles = css`
     padding: calc(var(--_space) * 0.75) calc(var(--_space) * 1.5);
     border-top: 1px solid var(--_border);
     background: var(--_surface-raised);
+  }
+  /* Actions inside a step: clearly buttons, yet quieter than the step's main button. */
+  .button.tonal {
+    background: color-mix(in srgb, var(--_accent) 10%, var(--_surface));
+    border-color: color-mix(in srgb, var(--_accent) 40%, var(--_surface));
+    color: var(--_accent);
+  }
+  .button.tonal:hover:not([aria-disabled='true']) {
+    background: color-mix(in srgb, var(--_accent) 18%, var(--_surface));
   }
   .button[aria-disabled='true'] {
     cursor: progress;
@@ -295,6 +305,10 @@ export const configModalStyles = css`
     }
   }
 
+  section + section {
+    margin-top: var(--_space);
+    border-top: 1px solid var(--_border);
+  }
   .section-title {
     margin: var(--_space) 0 0.25rem;
     font-size: 1em;
@@ -453,6 +467,13 @@ export const configModalStyles = css`
     .body,
     .footer {
       padding-inline: var(--_space);
+    }
+    /* The names say it; the room goes to the title. */
+    .header-icons {
+      display: none;
+    }
+    .close {
+      margin-right: -0.25rem;
     }
     .footer .button {
       flex: 1;

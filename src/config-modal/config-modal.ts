@@ -1,51 +1,43 @@
 import { Task, TaskStatus } from '@lit/task';
-import { html, nothing, type PropertyValues, type TemplateResult } from 'lit';
-import { property, query, state } from 'lit/decorators.js';
-import { ifDefined } from 'lit/directives/if-defined.js';
-import { live } from 'lit/directives/live.js';
+import { html, nothing, type PropertyValues } from 'lit';
+import { property, state } from 'lit/decorators.js';
 import { ForgeApiError } from '../api/client.js';
 import type { Integration, VariableValue } from '../api/types.js';
-import { emit, type ForgeErrorCode, type HideReason } from '../events.js';
-import { ConfigError, ForgeElement } from '../forge-element.js';
+import { emit, type ForgeErrorCode } from '../events.js';
+import { ConfigError } from '../forge-element.js';
 import { themeStyles } from '../theme.js';
 import type { TokenSource } from '../token/token-source.js';
-import { TokenError } from '../token/token-source.js';
 import { configModalStyles } from './config-modal.styles.js';
+import { renderConnect } from './connect-view.js';
+import { describeFailure, type Failure } from './failures.js';
+import { ForgeModalDialog } from './modal-dialog.js';
 import { OAuthError, openOAuthPopup, waitForOAuth } from './oauth-popup.js';
-import { byBlock, fieldKey, parseField, placeErrors, settingFields, valuesOf } from './settings.js';
+import { SaveError, saveWorkflows } from './save.js';
+import { parseField, settingFields, valuesOf } from './settings.js';
 import {
+  type Installed,
   integrationsToConnect,
   loadSetup,
+  type Mode,
+  parameterKey,
   type Setup,
   type SetupTarget,
-  type SetupWorkflow,
-  WorkflowNotOfferedError,
+  type Step,
+  selectedWorkflows,
 } from './setup.js';
 import { type ConfigModalStrings, defaultConfigModalStrings } from './strings.js';
-import { alertGlyph, checkGlyph, closeGlyph, iconImage, renderField } from './templates.js';
-
-type Step = 'choose' | 'connect' | 'configure' | 'done';
-
-/** What this open of the modal does: enable a new workflow, edit the user's copy, or pick from an integration's. */
-type Mode = 'install' | 'edit' | 'integration';
-
-/** The user's copy of a parent workflow, as far as this modal knows it. */
-interface Installed {
-  workflowId: string;
-  active: boolean;
-  /** The values the service holds, by field key: what a save compares against. */
-  saved: Map<string, VariableValue>;
-}
+import { alertGlyph, closeGlyph, iconImage, layout, spinner } from './templates.js';
+import { renderChoose, renderConfigure, renderDone, type StepView } from './views.js';
 
 type ConnectRequest =
   | { integration: Integration; popup: Window | null }
   | { integration: Integration; parameters: Record<string, string> };
 
-/** Where focus goes after the next render: into the step, to the main button, or to the first invalid field. */
+/** Where focus goes after the next render: into the step, to its main button, or to the first invalid field. */
 type FocusTarget = 'body' | 'primary' | 'invalid';
 
-/** The tab-order controls focus may move to; `aria-disabled` ones stay focusable on purpose. */
-const FOCUSABLE = 'input:not([disabled]), button:not([disabled]), [tabindex="0"]';
+/** Controls focus may move to; `aria-disabled` ones stay focusable on purpose. */
+const FOCUSABLE = 'input:not([disabled]), button:not([disabled])';
 
 /**
  * The configuration modal an end user meets when they enable an integration workflow: it
@@ -60,9 +52,9 @@ const FOCUSABLE = 'input:not([disabled]), button:not([disabled]), [tabindex="0"]
  *
  * @event forge-show - The modal starts to open.
  * @event forge-after-show - The modal is open; `show()` settles now.
- * @event forge-hide - The modal is about to close; `detail.reason` is `button`, `escape`, `backdrop`, `done` (cancelable: `preventDefault()` keeps it open) or `method` (`hide()`, not cancelable).
+ * @event forge-hide - The modal is about to close. `detail.reason`: `button`, `escape`, `backdrop` or `done` (cancelable: `preventDefault()` keeps it open), or `method` (`hide()`; not cancelable).
  * @event forge-after-hide - The modal closed, with the same `detail.reason`; `hide()` settles now.
- * @event forge-install - The user enabled a workflow: `{parentId, workflowId}` (the new child's id).
+ * @event forge-install - The user enabled a workflow: `{parentId, workflowId}` (the new copy's id).
  * @event forge-update - The user saved new settings: `{workflowId, blockIds}` (the variable blocks changed).
  * @event forge-toggle - In the integration view, a save switched an installed workflow on or off: `{workflowId, active}`.
  * @event forge-error - Something failed; the modal shows it too: `{code, message, status?}`.
@@ -87,7 +79,7 @@ const FOCUSABLE = 'input:not([disabled]), button:not([disabled]), [tabindex="0"]
  * @csspart input - A field's input.
  * @csspart help - A field's help text.
  * @csspart field-error - A field's error message.
- * @csspart message - An error or notice about the whole step.
+ * @csspart message - An error about the whole step.
  * @csspart footer - The bar with the step's buttons.
  *
  * @cssproperty [--forge-modal-width=34rem] - Width of the modal on wide screens.
@@ -97,7 +89,7 @@ const FOCUSABLE = 'input:not([disabled]), button:not([disabled]), [tabindex="0"]
  * @cssproperty [--forge-radius=0.625rem] - Corner radius of controls; the modal's is larger.
  * @cssproperty [--forge-spacing=1rem] - The spacing unit.
  * @cssproperty --forge-color-surface - Background of the modal.
- * @cssproperty --forge-color-surface-raised - Background of the footer and of rows.
+ * @cssproperty --forge-color-surface-raised - Background of the footer.
  * @cssproperty --forge-color-text - Text colour.
  * @cssproperty --forge-color-text-muted - Help text and secondary text.
  * @cssproperty --forge-color-border - Borders and dividers.
@@ -107,13 +99,8 @@ const FOCUSABLE = 'input:not([disabled]), button:not([disabled]), [tabindex="0"]
  * @cssproperty --forge-color-success - Connected and success states.
  * @cssproperty --forge-focus-ring - The `box-shadow` of a focused control.
  */
-export class ForgeConfigModal extends ForgeElement {
+export class ForgeConfigModal extends ForgeModalDialog {
   static override styles = [themeStyles, configModalStyles];
-
-  @query('dialog') private dialog!: HTMLDialogElement;
-
-  /** Whether the modal is open. Prefer `show()` and `hide()`, which answer when the transition is over. */
-  @property({ type: Boolean, reflect: true }) open = false;
 
   /** The parent workflow to enable or edit (its `workflowId` in `GET /workflow`). */
   @property({ attribute: 'workflow-id', reflect: true }) workflowId = '';
@@ -123,9 +110,6 @@ export class ForgeConfigModal extends ForgeElement {
 
   /** Replacements for any of the texts shown; English by default. */
   @property({ attribute: false }) strings: Partial<ConfigModalStrings> = {};
-
-  /** Pins the colour scheme; without it the modal follows `prefers-color-scheme`. */
-  @property({ reflect: true }) theme?: 'light' | 'dark';
 
   /** How long to wait for an OAuth sign-in window before giving up, in milliseconds. */
   @property({ attribute: 'oauth-timeout', type: Number }) oauthTimeout = 3 * 60_000;
@@ -137,31 +121,21 @@ export class ForgeConfigModal extends ForgeElement {
   @state() private connected = new Set<string>();
   /** What the user typed in the settings form, by field key. */
   @state() private values = new Map<string, string>();
-  /** Required-parameter values by `integration` and name, dropped once stored. */
+  /** Required-parameter values by `parameterKey`, dropped once stored. */
   @state() private parameters = new Map<string, string>();
   @state() private fieldErrors = new Map<string, string>();
   /** A problem with the whole step (a failed save, or a step left unfinished). */
   @state() private stepMessage?: string;
   @state() private connectFailure?: { integration: string; message: string };
-  /** Connected required-parameter integrations whose form is open again to replace the values. */
   @state() private reconnecting = new Set<string>();
-  /** The integration the current connect run is for. */
+  /** The integration the latest connect run is for. */
   @state() private connecting?: string;
 
   private text: ConfigModalStrings = defaultConfigModalStrings;
+  /** The user's copies by parent id; a save updates them as it goes. */
   private installed = new Map<string, Installed>();
   private heldTokens?: TokenSource;
   private focusAfterRender?: FocusTarget;
-  private returnFocusTo?: HTMLElement;
-  /** Set by a close the user asked for, after `forge-hide` was not canceled. */
-  private closeReason?: HideReason;
-  private pointerDownOnBackdrop = false;
-  /** An open's work has started (and not yet been stopped by a close or a removal). */
-  private inSession = false;
-  /** `close` events still to come from our own `dialog.close()` calls (they are dispatched later). */
-  private ownCloseEvents = 0;
-  private showWaiters: Array<() => void> = [];
-  private hideWaiters: Array<() => void> = [];
 
   private readonly loadTask = new Task<[], Setup>(this, {
     autoRun: false,
@@ -178,140 +152,40 @@ export class ForgeConfigModal extends ForgeElement {
     task: ([values], { signal }) => this.save(values, signal),
   });
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    // Reattached while open: the removal ended the session, so start again.
-    if (this.open && this.hasUpdated) this.requestUpdate();
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    if (!this.open) return;
-    this.endSession();
-    // A removed dialog keeps its `open` attribute but leaves the top layer; close it so a
-    // reattached element can show it as a modal again.
-    this.closeDialogElement();
-  }
-
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (changed.has('strings')) this.text = { ...defaultConfigModalStrings, ...this.strings };
-    // Starting here rather than after render means the first frame already shows "loading".
-    if (this.open && !this.inSession && this.isConnected) {
-      this.inSession = true;
-      this.resetSession();
-      void this.loadTask.run([]);
-    }
+    super.willUpdate(changed);
   }
 
   protected override updated(changed: PropertyValues<this>): void {
-    if (this.open && !this.dialog.open && this.isConnected) this.openDialog();
-    else if (!this.open && changed.has('open') && changed.get('open') === true) this.closeDialog();
-    if (this.focusAfterRender && this.dialog.open) this.moveFocus(this.focusAfterRender);
+    super.updated(changed);
+    // The load task settles a little after the state it sets, so wait for it before moving focus.
+    const settled = this.loadTask.status !== TaskStatus.PENDING;
+    if (this.focusAfterRender && this.dialog.open && settled) this.moveFocus(this.focusAfterRender);
+    // A message may appear far from where the user is looking (the body scrolls).
+    if ((changed as Map<PropertyKey, unknown>).has('stepMessage') && this.stepMessage) {
+      this.renderRoot.querySelector('.body .message')?.scrollIntoView({ block: 'nearest' });
+    }
   }
 
-  // Opening and closing ---------------------------------------------------------------------
-
-  private openDialog(): void {
-    this.returnFocusTo = deepActiveElement();
-    emit(this, 'forge-show', {});
-    this.dialog.showModal();
-    void this.updateComplete.then(() => {
-      if (!this.open) return;
-      emit(this, 'forge-after-show', {});
-      this.settle(this.showWaiters);
-    });
-  }
-
-  private closeDialog(): void {
-    const reason = this.closeReason ?? 'method';
-    this.closeReason = undefined;
-    if (reason === 'method') emit(this, 'forge-hide', { reason });
-    this.endSession();
-    this.closeDialogElement();
-    emit(this, 'forge-after-hide', { reason });
-    if (this.returnFocusTo?.isConnected) this.returnFocusTo.focus();
-    this.returnFocusTo = undefined;
-    this.settle(this.hideWaiters);
-    this.settle(this.showWaiters);
-  }
-
-  private closeDialogElement(): void {
-    if (!this.dialog.open) return;
-    this.ownCloseEvents++;
-    this.dialog.close();
-  }
-
-  /** A close the user asked for: the host may keep the modal open by canceling `forge-hide`. */
-  private requestClose(reason: HideReason): void {
-    if (!emit(this, 'forge-hide', { reason }, { cancelable: true })) return;
-    this.closeReason = reason;
-    this.open = false;
-  }
-
-  private settle(waiters: Array<() => void>): void {
-    for (const resolve of waiters.splice(0)) resolve();
-  }
-
-  private resetSession(): void {
+  protected override sessionStarted(): void {
     this.step = 'configure';
     this.stepMessage = undefined;
     this.connectFailure = undefined;
     this.fieldErrors = new Map();
-    this.parameters = new Map();
     this.reconnecting = new Set();
+    void this.loadTask.run([]);
   }
 
   /** Stops everything this open started: requests, a waiting sign-in popup, the token refresh timer. */
-  private endSession(): void {
-    this.inSession = false;
+  protected override sessionEnded(): void {
     this.loadTask.abort();
     this.connectTask.abort();
     this.saveTask.abort();
     this.heldTokens?.keepFresh(false);
     this.heldTokens = undefined;
+    // Typed secrets do not outlive the open.
     this.parameters = new Map();
-  }
-
-  private handleCancel(event: Event): void {
-    // Chrome makes `cancel` uncancelable when Escape is pressed twice without other input
-    // (https://github.com/whatwg/html/issues/10046); the dialog then closes and `close` handles it.
-    if (!event.cancelable) return;
-    event.preventDefault();
-    this.requestClose('escape');
-  }
-
-  private handleNativeClose(): void {
-    // Anything but our own close (an Escape Chrome did not let us cancel) lands here.
-    if (this.ownCloseEvents > 0) {
-      this.ownCloseEvents--;
-      return;
-    }
-    if (!this.open) return;
-    if (!emit(this, 'forge-hide', { reason: 'escape' }, { cancelable: true })) {
-      this.dialog.showModal();
-      return;
-    }
-    this.closeReason = 'escape';
-    this.open = false;
-  }
-
-  private handlePointerDown(event: PointerEvent): void {
-    this.pointerDownOnBackdrop = this.isBackdropEvent(event);
-  }
-
-  private handleDialogClick(event: MouseEvent): void {
-    // A drag that starts in a field and ends outside must not close the modal.
-    if (this.pointerDownOnBackdrop && this.isBackdropEvent(event)) this.requestClose('backdrop');
-    this.pointerDownOnBackdrop = false;
-  }
-
-  /** Clicks on the backdrop target the dialog itself, outside the box its content fills. */
-  private isBackdropEvent(event: MouseEvent): boolean {
-    if (event.target !== this.dialog) return false;
-    const box = this.dialog.getBoundingClientRect();
-    return (
-      event.clientX < box.left || event.clientX > box.right || event.clientY < box.top || event.clientY > box.bottom
-    );
   }
 
   private moveFocus(target: FocusTarget): void {
@@ -324,6 +198,13 @@ export class ForgeConfigModal extends ForgeElement {
       root.querySelector<HTMLElement>('.close'),
     ];
     candidates.find((element) => element)?.focus();
+  }
+
+  /** Fires `forge-error` for a failure and answers it, worded for the modal. */
+  private report(error: unknown, fallback: ForgeErrorCode, integrationName?: string): Failure {
+    const failure = describeFailure(error, this.text, fallback, integrationName);
+    emit(this, 'forge-error', failure);
+    return failure;
   }
 
   // Loading -------------------------------------------------------------------------------
@@ -380,19 +261,25 @@ export class ForgeConfigModal extends ForgeElement {
     this.focusAfterRender = 'body';
   }
 
-  private selectedWorkflows(setup: Setup): SetupWorkflow[] {
-    return setup.workflows.filter((w) => this.selected.has(w.parent.workflowId));
+  private retryLoad(): void {
+    this.focusAfterRender = 'body';
+    void this.loadTask.run([]);
+  }
+
+  // Steps ---------------------------------------------------------------------------------
+
+  private missingConnections(setup: Setup): Integration[] {
+    return integrationsToConnect(selectedWorkflows(setup, this.selected)).filter((i) => !this.connected.has(i.name));
   }
 
   /** Straight to the settings when every account is already connected; Back still reaches the accounts. */
   private stepAfterChoosing(setup: Setup): Step {
-    const missing = integrationsToConnect(this.selectedWorkflows(setup)).some((i) => !this.connected.has(i.name));
-    return missing ? 'connect' : 'configure';
+    return this.missingConnections(setup).length > 0 ? 'connect' : 'configure';
   }
 
   private steps(setup: Setup): Step[] {
     const steps: Step[] = setup.integration ? ['choose'] : [];
-    if (integrationsToConnect(this.selectedWorkflows(setup)).length > 0) steps.push('connect');
+    if (integrationsToConnect(selectedWorkflows(setup, this.selected)).length > 0) steps.push('connect');
     steps.push('configure');
     return steps;
   }
@@ -403,22 +290,34 @@ export class ForgeConfigModal extends ForgeElement {
     this.focusAfterRender = 'body';
   }
 
+  private toggleWorkflow(parentId: string, on: boolean): void {
+    const selected = new Set(this.selected);
+    if (on) selected.add(parentId);
+    else selected.delete(parentId);
+    this.selected = selected;
+  }
+
+  private continueFromConnect(setup: Setup): void {
+    if (this.missingConnections(setup).length === 0) this.goTo('configure');
+    else this.stepMessage = this.text.connectAllFirst;
+  }
+
   // Connecting ----------------------------------------------------------------------------
 
-  private handleOAuthClick(integration: Integration): void {
+  private connectOAuth(integration: Integration): void {
     if (this.connectTask.status === TaskStatus.PENDING) return;
-    // Before any await: a popup opened later in the task would be blocked.
+    // Before any await: a popup opened later would be blocked.
     const popup = openOAuthPopup(integration.name);
     void this.connectTask.run([{ integration, popup }]);
   }
 
-  private handleParametersSubmit(event: SubmitEvent, integration: Integration): void {
+  private submitParameters(event: SubmitEvent, integration: Integration): void {
     event.preventDefault();
     if (this.connectTask.status === TaskStatus.PENDING) return;
     const parameters: Record<string, string> = {};
     const errors = new Map(this.fieldErrors);
     for (const parameter of integration.requiredParameters ?? []) {
-      const key = parameterKey(integration, parameter.name);
+      const key = parameterKey(integration.name, parameter.name);
       const value = (this.parameters.get(key) ?? '').trim();
       if (value) parameters[parameter.name] = value;
       else errors.set(key, this.text.parameterRequired(parameter.displayName));
@@ -439,9 +338,7 @@ export class ForgeConfigModal extends ForgeElement {
       const { client } = this.connection();
       if ('parameters' in request) {
         await client.saveCredential(integration.name, request.parameters, { signal });
-        // Secrets stay in memory no longer than needed.
-        this.parameters = new Map([...this.parameters].filter(([key]) => !key.startsWith(`${integration.name}\n`)));
-        this.reconnecting = new Set([...this.reconnecting].filter((name) => name !== integration.name));
+        this.forgetParameters(integration.name);
       } else {
         const { popup } = request;
         if (!popup) throw new OAuthError('oauth-blocked');
@@ -458,44 +355,67 @@ export class ForgeConfigModal extends ForgeElement {
       }
       // The service decides what is connected, so read it back rather than assume.
       this.connected = new Set((await client.listCredentials({ signal })).map((c) => c.integration));
-      const setup = this.loadTask.value!;
-      const allConnected = integrationsToConnect(this.selectedWorkflows(setup)).every((i) =>
-        this.connected.has(i.name),
-      );
+      const allConnected = this.missingConnections(this.loadTask.value!).length === 0;
       if (allConnected) this.stepMessage = undefined;
       this.focusAfterRender = allConnected ? 'primary' : 'body';
     } catch (error) {
       if (signal.aborted) throw error;
-      if (error instanceof ForgeApiError && 'parameters' in request) {
-        const errors = new Map(this.fieldErrors);
-        for (const { path, message } of error.errors) {
-          const parameter = integration.requiredParameters?.find((p) => path === `body.${p.name}`);
-          if (parameter) errors.set(parameterKey(integration, parameter.name), message);
-        }
-        this.fieldErrors = errors;
-      }
+      if (error instanceof ForgeApiError && 'parameters' in request) this.placeParameterErrors(integration, error);
       const { message } = this.report(error, 'connect-failed', integration.displayName);
       this.connectFailure = { integration: integration.name, message };
       throw error;
+    } finally {
+      if (!signal.aborted) this.connecting = undefined;
     }
   }
 
-  private handleContinueFromConnect(setup: Setup): void {
-    const missing = integrationsToConnect(this.selectedWorkflows(setup)).filter((i) => !this.connected.has(i.name));
-    if (missing.length === 0) this.goTo('configure');
-    else this.stepMessage = this.text.connectAllFirst;
+  private placeParameterErrors(integration: Integration, error: ForgeApiError): void {
+    const errors = new Map(this.fieldErrors);
+    for (const { path, message } of error.errors) {
+      const parameter = integration.requiredParameters?.find((p) => path === `body.${p.name}`);
+      if (parameter) errors.set(parameterKey(integration.name, parameter.name), message);
+    }
+    this.fieldErrors = errors;
+  }
+
+  private forgetParameters(integration: string): void {
+    const prefix = parameterKey(integration, '');
+    this.parameters = new Map([...this.parameters].filter(([key]) => !key.startsWith(prefix)));
+    this.reconnecting = new Set([...this.reconnecting].filter((name) => name !== integration));
+  }
+
+  private toggleReconnect(integration: string): void {
+    const reconnecting = new Set(this.reconnecting);
+    if (!reconnecting.delete(integration)) reconnecting.add(integration);
+    this.reconnecting = reconnecting;
+  }
+
+  private setParameter(key: string, value: string): void {
+    this.parameters = new Map(this.parameters).set(key, value);
+    this.clearFieldError(key);
   }
 
   // Saving --------------------------------------------------------------------------------
 
+  private setValue(key: string, value: string): void {
+    this.values = new Map(this.values).set(key, value);
+    this.clearFieldError(key);
+  }
+
+  private clearFieldError(key: string): void {
+    if (!this.fieldErrors.has(key)) return;
+    const errors = new Map(this.fieldErrors);
+    errors.delete(key);
+    this.fieldErrors = errors;
+  }
+
   private handleSave(event: Event): void {
     event.preventDefault();
-    // The button only looks disabled (it keeps focus); a second click while saving must not install twice.
+    // The button only looks disabled (so it keeps focus): a second press while saving must not install twice.
     if (this.saveTask.status === TaskStatus.PENDING) return;
-    const setup = this.loadTask.value!;
     const parsed = new Map<string, VariableValue>();
     const errors = new Map<string, string>();
-    for (const { parent } of this.selectedWorkflows(setup)) {
+    for (const { parent } of selectedWorkflows(this.loadTask.value!, this.selected)) {
       for (const field of settingFields(parent)) {
         const value = parseField(field, this.values.get(field.key) ?? '');
         if (value === undefined) errors.set(field.key, this.text.numberRequired(field.label));
@@ -511,181 +431,51 @@ export class ForgeConfigModal extends ForgeElement {
     void this.saveTask.run([parsed]);
   }
 
-  /**
-   * Installs what is new and PATCHes only the blocks that changed, one workflow after another.
-   * Each success is recorded (and its event fired) as it happens, so a retry after a failure
-   * repeats only what did not go through.
-   */
   private async save(values: Map<string, VariableValue>, signal: AbortSignal): Promise<void> {
-    const setup = this.loadTask.value!;
     this.stepMessage = undefined;
     try {
-      const { client } = this.connection();
-      for (const { parent } of setup.workflows) {
-        const parentId = parent.workflowId;
-        const fields = settingFields(parent);
-        let installed = this.installed.get(parentId);
-        if (!this.selected.has(parentId)) {
-          if (this.mode === 'integration' && installed?.active) {
-            await client.deactivateWorkflow(installed.workflowId, { signal });
-            installed.active = false;
-            emit(this, 'forge-toggle', { workflowId: installed.workflowId, active: false });
-          }
-          continue;
-        }
-        if (!installed) {
-          const mine = new Map(fields.map((f) => [f.key, values.get(f.key)!]));
-          try {
-            const { workflowId } = await client.installWorkflow(
-              parentId,
-              { variables: byBlock(fields, mine) },
-              { signal },
-            );
-            this.installed.set(parentId, { workflowId, active: true, saved: mine });
-            emit(this, 'forge-install', { parentId, workflowId });
-            continue;
-          } catch (error) {
-            const existing =
-              error instanceof ForgeApiError && error.status === 409 ? error.problem.workflowId : undefined;
-            if (typeof existing !== 'string') throw this.placeFieldErrors(error, fields);
-            // Installed meanwhile (another tab, or a double submit that got through): save the
-            // values into that copy; what it holds is unknown, so every block is written.
-            installed = { workflowId: existing, active: true, saved: new Map() };
-            this.installed.set(parentId, installed);
-          }
-        }
-        if (this.mode === 'integration' && !installed.active) {
-          await client.activateWorkflow(installed.workflowId, { signal });
-          installed.active = true;
-          emit(this, 'forge-toggle', { workflowId: installed.workflowId, active: true });
-        }
-        await this.saveChangedBlocks(installed, fields, values, signal);
-      }
-      this.fieldErrors = new Map();
+      await saveWorkflows({
+        client: this.connection().client,
+        setup: this.loadTask.value!,
+        mode: this.mode,
+        selected: this.selected,
+        installed: this.installed,
+        values,
+        signal,
+        notify: (name, detail) => emit(this, name, detail),
+      });
       this.step = 'done';
       this.focusAfterRender = 'primary';
     } catch (error) {
       if (signal.aborted) throw error;
       const { message } = this.report(error, 'save-failed');
-      this.stepMessage = this.fieldErrors.size > 0 ? this.text.fieldErrors : this.text.saveFailed(message);
-      this.focusAfterRender = this.fieldErrors.size > 0 ? 'invalid' : undefined;
+      const fieldErrors = error instanceof SaveError ? error.fieldErrors : new Map<string, string>();
+      this.fieldErrors = fieldErrors;
+      this.stepMessage = fieldErrors.size > 0 ? this.text.fieldErrors : this.text.saveFailed(message);
+      if (fieldErrors.size > 0) this.focusAfterRender = 'invalid';
       throw error;
     }
-  }
-
-  private async saveChangedBlocks(
-    installed: Installed,
-    fields: ReturnType<typeof settingFields>,
-    values: Map<string, VariableValue>,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const changed = fields.filter((f) => installed.saved.get(f.key) !== values.get(f.key));
-    const blocks = byBlock(changed, values);
-    const blockIds: string[] = [];
-    try {
-      for (const [blockId, blockValues] of Object.entries(blocks)) {
-        try {
-          await this.connection().client.setVariables(installed.workflowId, blockId, blockValues, { signal });
-        } catch (error) {
-          throw this.placeFieldErrors(error, fields, blockId);
-        }
-        const parentId = fields[0]!.parentId;
-        for (const [name, value] of Object.entries(blockValues)) {
-          installed.saved.set(fieldKey(parentId, blockId, name), value);
-        }
-        blockIds.push(blockId);
-      }
-    } finally {
-      if (blockIds.length > 0) emit(this, 'forge-update', { workflowId: installed.workflowId, blockIds });
-    }
-  }
-
-  /** Puts the service's field errors next to their fields; answers the error to rethrow. */
-  private placeFieldErrors(error: unknown, fields: ReturnType<typeof settingFields>, blockId?: string): unknown {
-    if (error instanceof ForgeApiError && error.errors.length > 0) {
-      const { byField } = placeErrors(error.errors, fields, blockId);
-      if (byField.size > 0) this.fieldErrors = byField;
-    }
-    return error;
-  }
-
-  // Errors --------------------------------------------------------------------------------
-
-  /** Says what went wrong in the modal's words and fires `forge-error` with the same message. */
-  private report(
-    error: unknown,
-    fallback: ForgeErrorCode,
-    integrationName = '',
-  ): { code: ForgeErrorCode; message: string; status?: number } {
-    const t = this.text;
-    let detail: { code: ForgeErrorCode; message: string; status?: number };
-    if (error instanceof TokenError) {
-      detail = { code: error.code, message: error.message, ...(error.status ? { status: error.status } : {}) };
-    } else if (error instanceof ConfigError) {
-      detail = { code: 'config', message: error.message };
-    } else if (error instanceof WorkflowNotOfferedError) {
-      detail = { code: 'load-failed', message: t.workflowNotOffered(error.workflowId), status: 404 };
-    } else if (error instanceof OAuthError) {
-      const messages = {
-        'oauth-blocked': t.oauthBlocked,
-        'oauth-closed': t.oauthClosed,
-        'oauth-timeout': t.oauthTimeout,
-        'oauth-denied': t.oauthDenied,
-        'connect-failed': (name: string) => t.connectFailed(name, error.reason),
-      };
-      detail = { code: error.code, message: messages[error.code](integrationName) };
-    } else {
-      const reason =
-        error instanceof ForgeApiError ? error.detail || error.title : error instanceof Error ? error.message : '';
-      const status = error instanceof ForgeApiError ? error.status : undefined;
-      detail = {
-        code: fallback,
-        message: fallback === 'connect-failed' ? t.connectFailed(integrationName, reason) : reason,
-        ...(status ? { status } : {}),
-      };
-    }
-    emit(this, 'forge-error', detail);
-    return detail;
-  }
-
-  // Public methods ------------------------------------------------------------------------
-
-  /** Opens the modal (fetching a fresh user token); settles after `forge-after-show`. */
-  show(): Promise<void> {
-    if (this.open && this.dialog?.open) return Promise.resolve();
-    this.open = true;
-    return new Promise((resolve) => this.showWaiters.push(resolve));
-  }
-
-  /** Closes the modal, stopping any work under way; settles after `forge-after-hide`. */
-  hide(): Promise<void> {
-    if (!this.open) return Promise.resolve();
-    this.open = false;
-    return new Promise((resolve) => this.hideWaiters.push(resolve));
   }
 
   // Rendering -----------------------------------------------------------------------------
 
   override render() {
     const setup = this.loadTask.status === TaskStatus.COMPLETE ? this.loadTask.value : undefined;
-    const subtitle = setup ? this.subtitle(setup) : undefined;
-    return html`<dialog
-      part="dialog"
-      aria-labelledby="title"
-      aria-describedby=${ifDefined(subtitle ? 'subtitle' : undefined)}
-      @cancel=${this.handleCancel}
-      @close=${this.handleNativeClose}
-      @pointerdown=${this.handlePointerDown}
-      @click=${this.handleDialogClick}
-    >
-      <div part="panel" class="panel">
+    const subtitle = setup && this.subtitle(setup);
+    return this.renderDialog(
+      html`<div part="panel" class="panel">
         <header part="header" class="header">
           ${setup ? this.renderHeaderIcons(setup) : nothing}
           <div class="heading">
             <h2 part="title" id="title">${setup ? this.heading(setup) : this.text.titleLoading}</h2>
             ${subtitle ? html`<p part="subtitle" id="subtitle" class="subtitle">${subtitle}</p>` : nothing}
           </div>
-          <button part="close-button" class="close" aria-label=${this.text.close} @click=${() => this.requestClose('button')}>
+          <button
+            part="close-button"
+            class="close"
+            aria-label=${this.text.close}
+            @click=${() => this.requestClose('button')}
+          >
             ${closeGlyph}
           </button>
         </header>
@@ -695,23 +485,24 @@ export class ForgeConfigModal extends ForgeElement {
           complete: (loaded) => this.renderStep(loaded),
           error: (error) => this.renderLoadError(error),
         })}
-      </div>
-    </dialog>`;
+      </div>`,
+      { describedBy: subtitle ? 'subtitle' : undefined },
+    );
   }
 
   private heading(setup: Setup): string {
-    const t = this.text;
-    if (setup.integration) return t.titleIntegration(setup.integration.displayName);
+    if (setup.integration) return this.text.titleIntegration(setup.integration.displayName);
     const name = setup.workflows[0]!.parent.name;
-    return this.mode === 'edit' ? t.titleEdit(name) : t.titleInstall(name);
+    return this.mode === 'edit' ? this.text.titleEdit(name) : this.text.titleInstall(name);
   }
 
-  private subtitle(setup: Setup): string | undefined {
+  private subtitle(setup: Setup): string {
     if (setup.integration) return this.text.subtitleIntegration;
     const { parent } = setup.workflows[0]!;
-    const active = this.installed.get(parent.workflowId)?.active;
-    if (this.mode === 'edit') return active === false ? this.text.subtitleEditInactive : this.text.subtitleEdit;
-    return parent.description || this.text.subtitleInstall;
+    if (this.mode === 'install') return parent.description || this.text.subtitleInstall;
+    return this.installed.get(parent.workflowId)?.active === false
+      ? this.text.subtitleEditInactive
+      : this.text.subtitleEdit;
   }
 
   private renderHeaderIcons(setup: Setup) {
@@ -719,23 +510,17 @@ export class ForgeConfigModal extends ForgeElement {
     return html`<div class="header-icons">${integrations.slice(0, 3).map((i) => iconImage(i.icon))}</div>`;
   }
 
-  private layout(body: unknown, footer: unknown, busy = false): TemplateResult {
-    return html`<div part="body" class="body" aria-busy=${busy ? 'true' : 'false'}>${body}</div>
-      ${footer === nothing ? nothing : html`<footer part="footer" class="footer">${footer}</footer>`}`;
-  }
-
   private renderLoading() {
-    return this.layout(
-      html`<div class="loading" role="status"><span class="spinner" aria-hidden="true"></span>${this.text.loading}</div>`,
-      nothing,
-      true,
-    );
+    return layout(html`<div class="loading" role="status">${spinner}${this.text.loading}</div>`, nothing, {
+      busy: true,
+    });
   }
 
   private renderLoadError(error: unknown) {
+    // Aborted by a close: nothing to say, and the next open starts over.
     if ((error as Error)?.name === 'AbortError') return this.renderLoading();
-    const message = this.describe(error);
-    return this.layout(
+    const { message } = describeFailure(error, this.text, 'load-failed');
+    return layout(
       html`<div part="message" class="message error" role="alert">
         ${alertGlyph}
         <div><p class="message-title">${this.text.loadFailed}</p><p>${message}</p></div>
@@ -745,279 +530,38 @@ export class ForgeConfigModal extends ForgeElement {
     );
   }
 
-  /** The message `report()` gave for an error, for views rendered from the task's state. */
-  private describe(error: unknown): string {
-    if (error instanceof WorkflowNotOfferedError) return this.text.workflowNotOffered(error.workflowId);
-    if (error instanceof ForgeApiError) return error.detail || error.title;
-    return error instanceof Error ? error.message : String(error);
-  }
-
-  private retryLoad(): void {
-    this.resetSession();
-    this.focusAfterRender = 'body';
-    void this.loadTask.run([]);
-  }
-
   private renderStep(setup: Setup) {
-    switch (this.step) {
-      case 'choose':
-        return this.renderChoose(setup);
-      case 'connect':
-        return this.renderConnect(setup);
-      case 'configure':
-        return this.renderConfigure(setup);
-      case 'done':
-        return this.renderDone(setup);
-    }
-  }
-
-  private renderSteps(setup: Setup) {
-    const steps = this.steps(setup);
-    if (steps.length < 2) return nothing;
-    const names = { choose: this.text.stepChoose, connect: this.text.stepConnect, configure: this.text.stepConfigure };
-    const current = steps.indexOf(this.step);
-    return html`<ol part="steps" class="steps" aria-label=${this.text.stepsLabel}>
-      ${steps.map(
-        (step, i) =>
-          html`<li class=${i < current ? 'past' : ''} aria-current=${ifDefined(i === current ? 'step' : undefined)}>
-            ${names[step as keyof typeof names]}
-          </li>`,
-      )}
-    </ol>`;
-  }
-
-  private renderMessage() {
-    return this.stepMessage
-      ? html`<div part="message" class="message error" role="alert">${alertGlyph}<p>${this.stepMessage}</p></div>`
-      : nothing;
-  }
-
-  private renderChoose(setup: Setup) {
-    const t = this.text;
-    const name = setup.integration!.displayName;
-    if (setup.workflows.length === 0) {
-      return this.layout(
-        html`<p class="empty">${t.noWorkflows(name)}</p>`,
-        html`<button class="button primary" @click=${() => this.requestClose('button')}>${t.close}</button>`,
-      );
-    }
-    const toggle = (parentId: string, on: boolean) => {
-      const selected = new Set(this.selected);
-      if (on) selected.add(parentId);
-      else selected.delete(parentId);
-      this.selected = selected;
+    const view: StepView = {
+      text: this.text,
+      setup,
+      mode: this.mode,
+      step: this.step,
+      steps: this.steps(setup),
+      selected: this.selected,
+      connected: this.connected,
+      values: this.values,
+      parameters: this.parameters,
+      fieldErrors: this.fieldErrors,
+      reconnecting: this.reconnecting,
+      stepMessage: this.stepMessage,
+      connectFailure: this.connectFailure,
+      connecting: this.connectTask.status === TaskStatus.PENDING ? this.connecting : undefined,
+      saving: this.saveTask.status === TaskStatus.PENDING,
+      on: {
+        close: (reason) => this.requestClose(reason),
+        goTo: (step) => this.goTo(step),
+        continueFromChoose: () => this.goTo(this.stepAfterChoosing(setup)),
+        continueFromConnect: () => this.continueFromConnect(setup),
+        toggleWorkflow: (parentId, on) => this.toggleWorkflow(parentId, on),
+        connectOAuth: (integration) => this.connectOAuth(integration),
+        submitParameters: (event, integration) => this.submitParameters(event, integration),
+        toggleReconnect: (integration) => this.toggleReconnect(integration),
+        setParameter: (key, value) => this.setParameter(key, value),
+        setValue: (key, value) => this.setValue(key, value),
+        save: (event) => this.handleSave(event),
+      },
     };
-    return this.layout(
-      html`${this.renderSteps(setup)}
-        <p class="intro">${t.chooseIntro(name)}</p>
-        <ul class="rows" role="list">
-          ${setup.workflows.map(
-            ({ parent }, i) => html`<li part="workflow" class="row">
-              <label class="workflow">
-                <span class="row-text">
-                  <span class="row-name" id="workflow-${i}">${parent.name}</span>
-                  ${parent.description ? html`<span class="help" id="workflow-${i}-help">${parent.description}</span>` : nothing}
-                </span>
-                <input
-                  part="switch"
-                  class="switch"
-                  type="checkbox"
-                  role="switch"
-                  aria-labelledby="workflow-${i}"
-                  aria-describedby=${ifDefined(parent.description ? `workflow-${i}-help` : undefined)}
-                  .checked=${live(this.selected.has(parent.workflowId))}
-                  @change=${(event: Event) => toggle(parent.workflowId, (event.target as HTMLInputElement).checked)}
-                />
-              </label>
-            </li>`,
-          )}
-        </ul>`,
-      html`<button class="button primary" @click=${() => this.goTo(this.stepAfterChoosing(setup))}>
-        ${t.continue}
-      </button>`,
-    );
+    const renderers = { choose: renderChoose, connect: renderConnect, configure: renderConfigure, done: renderDone };
+    return renderers[this.step](view);
   }
-
-  private renderConnect(setup: Setup) {
-    const t = this.text;
-    return this.layout(
-      html`${this.renderSteps(setup)}
-        <p class="intro">${t.connectIntro}</p>
-        <ul class="rows" role="list">
-          ${integrationsToConnect(this.selectedWorkflows(setup)).map((integration, i) =>
-            this.renderIntegration(integration, i),
-          )}
-        </ul>
-        ${this.renderMessage()}`,
-      html`${setup.integration ? html`<button class="button" @click=${() => this.goTo('choose')}>${t.back}</button>` : nothing}
-        <button class="button primary" @click=${() => this.handleContinueFromConnect(setup)}>${t.continue}</button>`,
-    );
-  }
-
-  private renderIntegration(integration: Integration, index: number) {
-    const t = this.text;
-    const name = integration.displayName;
-    const connected = this.connected.has(integration.name);
-    const busy = this.connectTask.status === TaskStatus.PENDING && this.connecting === integration.name;
-    const failure = this.connectFailure?.integration === integration.name ? this.connectFailure.message : undefined;
-    const hasParameters = (integration.requiredParameters?.length ?? 0) > 0;
-    const formOpen = hasParameters && (!connected || this.reconnecting.has(integration.name));
-    const id = `integration-${index}`;
-    const status = busy && !hasParameters ? t.waitingForPopup(name) : connected ? t.connected : t.notConnected;
-    let action: unknown = nothing;
-    if (!hasParameters) {
-      action = html`<button
-        class="button ${connected ? '' : 'primary'}"
-        aria-describedby="${id}-name ${id}-status"
-        aria-disabled=${busy ? 'true' : 'false'}
-        @click=${() => this.handleOAuthClick(integration)}
-      >
-        ${busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}
-        ${failure ? t.retry : connected ? t.reconnect : t.connect}
-      </button>`;
-    } else if (connected) {
-      const toggle = () => {
-        const reconnecting = new Set(this.reconnecting);
-        if (formOpen) reconnecting.delete(integration.name);
-        else reconnecting.add(integration.name);
-        this.reconnecting = reconnecting;
-      };
-      action = html`<button class="button" aria-describedby="${id}-name" aria-expanded=${formOpen ? 'true' : 'false'} @click=${toggle}>
-        ${formOpen ? t.cancel : t.reconnect}
-      </button>`;
-    }
-    return html`<li part="integration" class="row integration">
-      <div class="row-head">
-        ${iconImage(integration.icon)}
-        <span class="row-text">
-          <span class="row-name" id="${id}-name">${name}</span>
-          <span class="status ${connected ? 'connected' : ''}" id="${id}-status">
-            ${connected && !busy ? checkGlyph : nothing}${status}
-          </span>
-        </span>
-        ${action}
-      </div>
-      ${formOpen ? this.renderParameterForm(integration, id, busy) : nothing}
-      ${failure ? html`<p class="row-error" role="alert">${alertGlyph}<span>${failure}</span></p>` : nothing}
-    </li>`;
-  }
-
-  private renderParameterForm(integration: Integration, id: string, busy: boolean) {
-    const t = this.text;
-    return html`<form class="parameters" novalidate @submit=${(event: SubmitEvent) => this.handleParametersSubmit(event, integration)}>
-      ${(integration.requiredParameters ?? []).map((parameter, i) => {
-        const key = parameterKey(integration, parameter.name);
-        return renderField({
-          id: `${id}-parameter-${i}`,
-          label: parameter.displayName,
-          description: parameter.description,
-          error: this.fieldErrors.get(key),
-          value: this.parameters.get(key) ?? '',
-          // Keys and secrets are masked; other parameters (a server prefix) are easier to check when visible.
-          type: /key|secret|token|password/i.test(parameter.name) ? 'password' : 'text',
-          onInput: (value) => this.setParameter(key, value),
-        });
-      })}
-      <div class="form-actions">
-        <button class="button primary" type="submit" aria-describedby="${id}-name" aria-disabled=${busy ? 'true' : 'false'}>
-          ${busy ? html`<span class="spinner" aria-hidden="true"></span>${t.saving}` : t.saveParameters}
-        </button>
-      </div>
-    </form>`;
-  }
-
-  private setParameter(key: string, value: string): void {
-    this.parameters = new Map(this.parameters).set(key, value);
-    if (this.fieldErrors.has(key)) this.clearFieldError(key);
-  }
-
-  private setValue(key: string, value: string): void {
-    this.values = new Map(this.values).set(key, value);
-    if (this.fieldErrors.has(key)) this.clearFieldError(key);
-  }
-
-  private clearFieldError(key: string): void {
-    const errors = new Map(this.fieldErrors);
-    errors.delete(key);
-    this.fieldErrors = errors;
-  }
-
-  private renderConfigure(setup: Setup) {
-    const t = this.text;
-    const workflows = this.selectedWorkflows(setup);
-    const saving = this.saveTask.status === TaskStatus.PENDING;
-    const steps = this.steps(setup);
-    const previous = steps[steps.indexOf('configure') - 1];
-    let index = 0;
-    const sections = workflows.map(({ parent }) => {
-      const fields = settingFields(parent);
-      const blocks = [...new Set(fields.map((f) => f.blockId))];
-      return html`<section class="workflow-settings">
-        ${setup.integration ? html`<h3 class="section-title">${parent.name}</h3>` : nothing}
-        ${blocks.map((blockId) => {
-          const block = parent.blocks.find((b) => b.id === blockId)!;
-          return html`<fieldset part="block" class="block">
-            <legend>${block.name}</legend>
-            ${fields
-              .filter((f) => f.blockId === blockId)
-              .map((field) =>
-                renderField({
-                  id: `field-${index++}`,
-                  label: field.label,
-                  description: field.description,
-                  error: this.fieldErrors.get(field.key),
-                  value: this.values.get(field.key) ?? '',
-                  type: field.numeric ? 'number' : 'text',
-                  onInput: (value) => this.setValue(field.key, value),
-                }),
-              )}
-          </fieldset>`;
-        })}
-      </section>`;
-    });
-    const label = this.mode === 'install' ? t.enable : this.mode === 'edit' ? t.saveChanges : t.apply;
-    return this.layout(
-      html`${this.renderSteps(setup)}
-        <p class="intro">${index === 0 ? t.noSettings : t.configureIntro}</p>
-        ${this.renderMessage()}
-        <form id="settings" class="settings" novalidate @submit=${this.handleSave}>${sections}</form>`,
-      html`${previous ? html`<button class="button" @click=${() => this.goTo(previous)}>${t.back}</button>` : nothing}
-        <button
-          class="button primary"
-          type="submit"
-          form="settings"
-          aria-disabled=${saving ? 'true' : 'false'}
-        >
-          ${saving ? html`<span class="spinner" aria-hidden="true"></span>${t.saving}` : label}
-        </button>`,
-      saving,
-    );
-  }
-
-  private renderDone(setup: Setup) {
-    const t = this.text;
-    const names = this.selectedWorkflows(setup)
-      .map((w) => w.parent.name)
-      .join(', ');
-    const title =
-      this.mode === 'install' ? t.successInstall : this.mode === 'edit' ? t.successEdit : t.successIntegration;
-    return this.layout(
-      html`<div class="success" role="status">
-        <span class="success-mark">${checkGlyph}</span>
-        <h3 class="success-title">${title}</h3>
-        ${names ? html`<p>${t.successText(names)}</p>` : nothing}
-        <slot name="success"></slot>
-      </div>`,
-      html`<button class="button primary" @click=${() => this.requestClose('done')}>${t.done}</button>`,
-    );
-  }
-}
-
-const parameterKey = (integration: Integration, name: string) => `${integration.name}\n${name}`;
-
-/** The focused element, looking inside shadow roots, so focus can return to a button in one. */
-function deepActiveElement(): HTMLElement | undefined {
-  let active = document.activeElement;
-  while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
-  return active instanceof HTMLElement ? active : undefined;
 }

@@ -78,17 +78,16 @@ export function byBlock(fields: readonly SettingField[], values: ReadonlyMap<str
 }
 
 /**
- * Sorts the service's field errors of one save into those that belong next to a field and the
- * rest. An install names fields `body.variables.<blockId>.<name>`; a PATCH of one block names
- * them `body.<name>`.
+ * Finds the field each of the service's field errors belongs to. An install names fields
+ * `body.variables.<blockId>.<name>`; a PATCH of one block names them `body.<name>`. Errors
+ * that name no field are left to the message about the whole save.
  */
 export function placeErrors(
   errors: readonly FieldError[],
   fields: readonly SettingField[],
   patchedBlockId?: string,
-): { byField: Map<string, string>; other: string[] } {
+): Map<string, string> {
   const byField = new Map<string, string>();
-  const other: string[] = [];
   for (const error of errors) {
     const field = fields.find((f) =>
       patchedBlockId
@@ -96,7 +95,6 @@ export function placeErrors(
         : error.path === `body.variables.${f.blockId}.${f.name}`,
     );
     if (field) byField.set(field.key, error.message);
-    else other.push(error.message);
   }
-  return { byField, other };
+  return byField;
 }

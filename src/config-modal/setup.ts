@@ -1,5 +1,5 @@
 import type { CallOptions, ForgeClient } from '../api/client.js';
-import type { ChildWorkflow, Integration, ParentWorkflow } from '../api/types.js';
+import type { ChildWorkflow, Integration, ParentWorkflow, VariableValue } from '../api/types.js';
 import type { TokenSource } from '../token/token-source.js';
 
 /** A workflow the modal sets up: the parent template and, when the user has one, their child. */
@@ -18,6 +18,26 @@ export interface Setup {
 }
 
 export type SetupTarget = { workflowId: string } | { integration: string };
+
+/** The modal's steps, in order; `choose` only in the integration view. */
+export type Step = 'choose' | 'connect' | 'configure' | 'done';
+
+/** What this open does: enable a new workflow, edit the user's copy, or pick among an integration's. */
+export type Mode = 'install' | 'edit' | 'integration';
+
+/** The user's copy of a parent workflow, as far as this open knows it. */
+export interface Installed {
+  workflowId: string;
+  active: boolean;
+  /** The values the service holds, by field key: what a save compares against. */
+  saved: Map<string, VariableValue>;
+}
+
+/** Where a required parameter's typed value is kept until it is stored. */
+export const parameterKey = (integration: string, name: string) => `${integration}\n${name}`;
+
+export const selectedWorkflows = (setup: Setup, selected: ReadonlySet<string>) =>
+  setup.workflows.filter((w) => selected.has(w.parent.workflowId));
 
 /** The parent workflow named by `workflow-id` is not (or no longer) offered by the host. */
 export class WorkflowNotOfferedError extends Error {

@@ -4,10 +4,10 @@ import { live } from 'lit/directives/live.js';
 import { safeIconUrl } from '../theme.js';
 
 /** An integration's or workflow's icon; a URL that is not http(s) or a data image is not rendered. */
-export function iconImage(url: unknown, part = 'icon'): TemplateResult | typeof nothing {
+export function iconImage(url: unknown): TemplateResult | typeof nothing {
   const src = safeIconUrl(url);
   // Decorative: the name is always written next to it.
-  return src ? html`<img part=${part} class="icon" src=${src} alt="" />` : nothing;
+  return src ? html`<img part="icon" class="icon" src=${src} alt="" />` : nothing;
 }
 
 const svgIcon = (content: TemplateResult<2>) =>
@@ -51,3 +51,11 @@ export function renderField({ id, label, description, error, value, type = 'text
     ${error ? html`<p part="field-error" class="field-error" id="${id}-error">${alertGlyph}${error}</p>` : nothing}
   </div>`;
 }
+
+/** A step: its scrolling body and, unless `nothing`, a footer with its buttons. */
+export function layout(body: unknown, footer: unknown, { busy = false } = {}) {
+  return html`<div part="body" class="body" aria-busy=${busy ? 'true' : 'false'}>${body}</div>
+    ${footer === nothing ? nothing : html`<footer part="footer" class="footer">${footer}</footer>`}`;
+}
+
+export const spinner = html`<span class="spinner" aria-hidden="true"></span>`;

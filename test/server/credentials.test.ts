@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   ADMIN_ORIGIN,
-  APP_ORIGIN,
   type Answer,
+  APP_ORIGIN,
   assertKeys,
   assertProblem,
   assertTimestamp,
@@ -245,7 +245,10 @@ describe('OAuth, end to end over HTTP with the local provider', () => {
     const { token } = await forge.newUser();
     const started = await startOAuth(token);
     const consentUrl = (await forge.request('GET', started.body.url)).headers.get('location')!;
-    for (const redirect of ['http://attacker.example/forge/2021-12/oauth/callback', 'junk/forge/2021-12/oauth/callback']) {
+    for (const redirect of [
+      'http://attacker.example/forge/2021-12/oauth/callback',
+      'junk/forge/2021-12/oauth/callback',
+    ]) {
       const tampered = new URL(consentUrl);
       tampered.searchParams.set('redirect_uri', redirect);
       const answer = await forge.request('POST', tampered.toString(), {
@@ -266,7 +269,10 @@ describe('OAuth, end to end over HTTP with the local provider', () => {
     for (const host of ['bad host', 'evil.example/path?x', '[::1', 'x:99999']) {
       const answer = await rawRequest(forge.url, 'GET', `${url.pathname}${url.search}`, { headers: { Host: host } });
       assert.equal(answer.status, 302, `${host}: ${answer.text}`);
-      assert.ok(String(answer.headers.location).startsWith(`${forge.url}/local-oauth/`), String(answer.headers.location));
+      assert.ok(
+        String(answer.headers.location).startsWith(`${forge.url}/local-oauth/`),
+        String(answer.headers.location),
+      );
     }
   });
 

@@ -7,8 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { MAX_BODY_BYTES } from '../../server/http.js';
 import { LOCAL_PROVIDER_PREFIX } from '../../server/routes/credentials.js';
 import {
-  API,
   type Answer,
+  API,
   assertProblem,
   demoCatalog,
   otherParent,
@@ -190,7 +190,10 @@ describe('nothing a client sends produces a 500', () => {
       body,
     });
     checked++;
-    assert.ok(answer.status < 500, `${method} ${path.slice(0, 120)} ${body?.slice(0, 80) ?? ''} → ${answer.status} ${answer.text.slice(0, 200)}`);
+    assert.ok(
+      answer.status < 500,
+      `${method} ${path.slice(0, 120)} ${body?.slice(0, 80) ?? ''} → ${answer.status} ${answer.text.slice(0, 200)}`,
+    );
     if (/problem\+json/.test(String(answer.headers['content-type']))) {
       assert.equal(JSON.parse(answer.text).status, answer.status);
     }

@@ -30,8 +30,17 @@ describe('a restart on the same database file', () => {
     assert.equal((await first.asUser(token, 'POST', `/credentials/${parameters.name}`, values)).status, 200);
     first.seedExecution(childId, new Date());
     first.seedError(childId);
-    const reads = ['/user', `/user/${userId}`, `/workflow/${childId}`, `/workflow/${childId}/logs`, `/workflow/${childId}/errors`];
-    const seen = await Promise.all(reads.map(async (path) => (await first.asHost('GET', path)).body));
+    const reads = [
+      '/user',
+      `/user/${userId}`,
+      `/workflow/${childId}`,
+      `/workflow/${childId}/logs`,
+      `/workflow/${childId}/errors`,
+    ];
+    // URLs the service hands out name the port it runs on, which a restart changes.
+    const readAll = (forge: TestService) =>
+      Promise.all(reads.map(async (path) => (await forge.asHost('GET', path)).text.replaceAll(forge.url, '<service>')));
+    const seen = await readAll(first);
     const connected = (await first.asUser(token, 'GET', '/credentials')).body;
     const apiKey = first.apiKey;
     await first.close();
@@ -40,8 +49,7 @@ describe('a restart on the same database file', () => {
     try {
       assert.equal(second.service.apiKeyGenerated, false);
       assert.equal(second.apiKey, apiKey, 'a new API key was made');
-      const again = await Promise.all(reads.map(async (path) => (await second.asHost('GET', path)).body));
-      assert.deepEqual(again, seen);
+      assert.deepEqual(await readAll(second), seen);
       // A token minted before the restart still verifies: the signing key was kept.
       const withOldToken = await second.asUser(token, 'GET', '/credentials');
       assert.equal(withOldToken.status, 200);
@@ -57,20 +65,30 @@ describe('a restart on the same database file', () => {
 });
 
 describe('forge-service, the command', () => {
-  /** Starts the CLI on a free port; answers the process and its base URL once it listens. */
-  async function launch(db: string, apiKey: string): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const launched = new Set<ChildProcess>();
+  // A failed test must not leave a service running, or the test process never exits.
+  after(() => {
+    for (const child of launched) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+
+  /** Starts the CLI on a free port; answers the process and its base URL once it has said both. */
+  async function launch(
+    db: string,
+    apiKey: string,
+  ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--port', '0', '--db', db], {
       cwd: PACKAGE_ROOT,
       env: { ...process.env, FORGE_API_KEY: apiKey, FORGE_ALLOWED_ORIGINS: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    launched.add(child);
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
     const url = await new Promise<string>((resolve, reject) => {
       child.stdout!.on('data', () => {
         const found = /listening on (http:\/\/\S+?)\/forge\/2021-12/.exec(output);
-        if (found) resolve(found[1]!);
+        if (found && /API key.*\n/.test(output)) resolve(found[1]!);
       });
       child.once('exit', (code) => reject(new Error(`forge-service exited with ${code} before listening:\n${output}`)));
     });
@@ -79,11 +97,12 @@ describe('forge-service, the command', () => {
 
   const exited = (child: ChildProcess) =>
     new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+      if (child.exitCode !== null || child.signalCode !== null)
+        resolve({ code: child.exitCode, signal: child.signalCode });
       else child.once('exit', (code, signal) => resolve({ code, signal }));
     });
 
-  test('prints its URL and API key, and stops cleanly on SIGTERM', async () => {
+  test('prints its URL and API key, and stops cleanly on SIGTERM', { timeout: 30_000 }, async () => {
     const apiKey = generateApiKey();
     const { child, url, output } = await launch(join(dir, 'cli.db'), apiKey);
     assert.ok(output().includes(apiKey), 'the API key is not printed');
@@ -94,18 +113,20 @@ describe('forge-service, the command', () => {
     assert.match(output(), /SIGTERM: stopping/);
   });
 
-  test('a kill -9 in the middle of writes loses nothing that was answered as saved', async () => {
+  test('a kill -9 in the middle of writes loses nothing that was answered as saved', { timeout: 30_000 }, async () => {
     const db = join(dir, 'crash.db');
     const apiKey = generateApiKey();
     const { child, url } = await launch(db, apiKey);
     const saved = new Map<string, string>();
     let killed = false;
     let sent = 0;
+    let inFlight = 0;
 
     // Writers keep creating users until the process dies under them.
     const writer = async (lane: number) => {
       while (!killed) {
         const email = `crash-${lane}-${sent++}@example.com`;
+        inFlight++;
         try {
           const response = await fetch(`${url}${API}/user`, {
             method: 'POST',
@@ -115,16 +136,20 @@ describe('forge-service, the command', () => {
           if (response.status === 200) saved.set((await response.json()).userId, email);
         } catch {
           // The connection died with the process: this write was never answered.
+        } finally {
+          inFlight--;
         }
       }
     };
     const writers = Array.from({ length: 12 }, (_, lane) => writer(lane));
-    while (saved.size < 300) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (saved.size < 300 && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(child.exitCode, null, 'the service died before the kill');
+    const unansweredAtKill = inFlight;
     child.kill('SIGKILL');
     killed = true;
     assert.equal((await exited(child)).signal, 'SIGKILL');
     await Promise.all(writers);
-    assert.ok(sent > saved.size, 'no write was in flight at the kill');
+    assert.ok(unansweredAtKill > 0, 'no write was in flight at the kill');
 
     const restarted = await TestService.start({ db, apiKey });
     try {

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { LOCAL_PROVIDER_PREFIX } from '../../server/routes/credentials.js';
 import {
+  type Answer,
   API,
   APP_ORIGIN,
-  type Answer,
   assertProblem,
   FOREIGN_ORIGIN,
   sample,

@@ -84,6 +84,7 @@ export interface Answer {
   status: number;
   headers: Headers;
   /** The parsed body when the answer is JSON, else undefined. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read any JSON the service answers, and assert its shape themselves.
   body: any;
   text: string;
 }

@@ -189,10 +189,7 @@ describe('PATCH /user/:userId', () => {
   });
 
   test('an unknown id is a 404', async () => {
-    assertProblem(
-      await forge.asHost('PATCH', `/user/${unknownId()}`, { email: 'x@example.com', fullName: 'X' }),
-      404,
-    );
+    assertProblem(await forge.asHost('PATCH', `/user/${unknownId()}`, { email: 'x@example.com', fullName: 'X' }), 404);
   });
 });
 

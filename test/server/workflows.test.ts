@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { ParentWorkflow } from '../../src/api/types.js';
 import {
   assertKeys,
   assertProblem,
@@ -27,9 +28,13 @@ const { parent, variablesBlock, text, number } = sample;
 const listed = demoCatalog.workflows.filter((w) => w.active !== false);
 
 /** Checks one parent of GET /workflow field by field against the catalog entry it comes from. */
-function assertParent(actual: any, expected: DemoWorkflow): void {
+function assertParent(actual: ParentWorkflow, expected: DemoWorkflow): void {
   const where = `workflow ${expected.workflowId}`;
-  assertKeys(actual, ['workflowId', 'name', 'integrations', 'blocks', ...(expected.description ? ['description'] : [])], where);
+  assertKeys(
+    actual,
+    ['workflowId', 'name', 'integrations', 'blocks', ...(expected.description ? ['description'] : [])],
+    where,
+  );
   assert.equal(actual.workflowId, expected.workflowId);
   assert.equal(actual.name, expected.name);
   assert.deepEqual(
@@ -248,7 +253,9 @@ describe('POST /workflow/:workflowId/install', () => {
 
   test('a child id, or an unknown id, is not a parent: 404', async () => {
     const { token, childId } = await forge.userWithChild();
-    assertProblem(await forge.asUser(token, 'POST', `/workflow/${childId}/install`, {}), 404, { detail: /GET \/workflow/ });
+    assertProblem(await forge.asUser(token, 'POST', `/workflow/${childId}/install`, {}), 404, {
+      detail: /GET \/workflow/,
+    });
     assertProblem(await forge.asUser(token, 'POST', `/workflow/${unknownId()}/install`, {}), 404);
   });
 });
@@ -345,12 +352,17 @@ describe('PATCH /workflow/:workflowId/variables/:blockId', () => {
     const { token, childId } = await forge.userWithChild();
     await forge.asUser(token, 'PATCH', path(childId), { [text.name]: '#ops', [number.name]: 5 });
     const second = await forge.asUser(token, 'PATCH', path(childId), { [number.name]: 6 });
-    const values = Object.fromEntries(second.body.variables.map((v: { name: string; value: unknown }) => [v.name, v.value]));
+    const values = Object.fromEntries(
+      second.body.variables.map((v: { name: string; value: unknown }) => [v.name, v.value]),
+    );
     assert.equal(values[text.name], '#ops');
     assert.equal(values[number.name], 6);
     const child = (await forge.asHost('GET', `/workflow/${childId}`)).body;
     const stored = child.blocks.find((b: { id: string }) => b.id === variablesBlock.id).parameters.variables;
-    assert.deepEqual(stored.map((v: { value: unknown }) => v.value), second.body.variables.map((v: { value: unknown }) => v.value));
+    assert.deepEqual(
+      stored.map((v: { value: unknown }) => v.value),
+      second.body.variables.map((v: { value: unknown }) => v.value),
+    );
   });
 
   test('a text variable accepts a number and keeps it a number', async () => {
@@ -373,7 +385,10 @@ describe('PATCH /workflow/:workflowId/variables/:blockId', () => {
   for (const [what, body, detail, errors] of invalid) {
     test(`${what} is a 400 that changes nothing`, async () => {
       const { token, childId } = await forge.userWithChild();
-      assertProblem(await forge.asUser(token, 'PATCH', path(childId), body), 400, { detail, ...(errors ? { errors } : {}) });
+      assertProblem(await forge.asUser(token, 'PATCH', path(childId), body), 400, {
+        detail,
+        ...(errors ? { errors } : {}),
+      });
       const child = (await forge.asHost('GET', `/workflow/${childId}`)).body;
       const stored = child.blocks.find((b: { id: string }) => b.id === variablesBlock.id).parameters.variables;
       assert.deepEqual(stored, variablesBlock.parameters.variables);
@@ -383,7 +398,10 @@ describe('PATCH /workflow/:workflowId/variables/:blockId', () => {
   test('a block that is not a variable block, or no block, is a 404', async () => {
     const { token, childId } = await forge.userWithChild();
     assertProblem(await forge.asUser(token, 'PATCH', path(childId, sample.otherBlock.id), { x: 1 }), 404);
-    assertProblem(await forge.asUser(token, 'PATCH', path(childId, '00000000-0000-4000-8000-000000000000'), { x: 1 }), 404);
+    assertProblem(
+      await forge.asUser(token, 'PATCH', path(childId, '00000000-0000-4000-8000-000000000000'), { x: 1 }),
+      404,
+    );
   });
 
   test('a parent id is a 400, an unknown child a 404', async () => {
@@ -483,7 +501,9 @@ describe('GET /workflow/:workflowId/logs', () => {
   });
 
   test('a parent id is a 400, an unknown id a 404', async () => {
-    assertProblem(await forge.asHost('GET', `/workflow/${parent.workflowId}/logs`), 400, { errors: ['params.workflowId'] });
+    assertProblem(await forge.asHost('GET', `/workflow/${parent.workflowId}/logs`), 400, {
+      errors: ['params.workflowId'],
+    });
     assertProblem(await forge.asHost('GET', `/workflow/${unknownId()}/logs`), 404);
   });
 });
@@ -496,10 +516,7 @@ describe('GET /workflow/:workflowId/errors', () => {
     const answer = await forge.asUser(token, 'GET', `/workflow/${childId}/errors`);
     assert.equal(answer.status, 200);
     assertKeys(answer.body, ['errors']);
-    assert.deepEqual(
-      answer.body.errors.map((e: { _id: string }) => e._id).sort(),
-      seeded.map((e) => e._id).sort(),
-    );
+    assert.deepEqual(answer.body.errors.map((e: { _id: string }) => e._id).sort(), seeded.map((e) => e._id).sort());
     for (const [i, entry] of answer.body.errors.entries()) {
       assertKeys(
         entry,

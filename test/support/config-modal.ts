@@ -28,7 +28,11 @@ export async function connectAccounts(userId: string, integrations: string[]): P
 }
 
 /** Installs a workflow for a user without the modal; answers the child's id. */
-export async function install(userId: string, parentId: string, variables?: Record<string, Record<string, string | number>>) {
+export async function install(
+  userId: string,
+  parentId: string,
+  variables?: Record<string, Record<string, string | number>>,
+) {
   const { apiBase } = await serviceInfo();
   const client = new ForgeClient({ baseUrl: apiBase, credential: await userToken(userId) });
   return (await client.installWorkflow(parentId, variables ? { variables } : {})).workflowId;
@@ -65,13 +69,13 @@ export async function until<E extends Element = HTMLElement>(el: HTMLElement, se
 }
 
 /** The modal's text as a user reads it. */
-export const visibleText = (el: HTMLElement) =>
-  ($(el, 'dialog')?.innerText ?? '').replace(/\s+/g, ' ').trim();
+// biome-ignore lint/performance/useDomNodeTextContent: what is rendered is the point (no hidden text).
+export const visibleText = (el: HTMLElement) => ($(el, 'dialog')?.innerText ?? '').replace(/\s+/g, ' ').trim();
 
 /** The button whose visible text (or accessible name) is `name`. */
 export function button(el: HTMLElement, name: string): HTMLButtonElement | undefined {
   return [...shadow(el).querySelectorAll('button')].find(
-    (b) => b.innerText.trim() === name || b.getAttribute('aria-label') === name,
+    (b) => b.textContent!.trim() === name || b.getAttribute('aria-label') === name,
   );
 }
 
@@ -84,7 +88,7 @@ export async function untilButton(el: HTMLElement, name: string): Promise<HTMLBu
 
 /** The input labelled `label`. */
 export function field(el: HTMLElement, label: string): HTMLInputElement {
-  const labelElement = [...shadow(el).querySelectorAll('label')].find((l) => l.innerText.trim() === label);
+  const labelElement = [...shadow(el).querySelectorAll('label')].find((l) => l.textContent!.trim() === label);
   const input = labelElement && shadow(el).getElementById(labelElement.htmlFor);
   if (!(input instanceof HTMLInputElement)) throw new Error(`No field labelled ${label}: ${visibleText(el)}`);
   return input;
@@ -100,7 +104,8 @@ export function fill(el: HTMLElement, label: string, value: string): void {
 /** Every forge-* event the element fires, in order. */
 export function recordEvents(el: HTMLElement, names: ForgeEventName[]) {
   const events: Array<{ type: string; detail: unknown }> = [];
-  for (const name of names) el.addEventListener(name, (e) => events.push({ type: e.type, detail: (e as CustomEvent).detail }));
+  for (const name of names)
+    el.addEventListener(name, (e) => events.push({ type: e.type, detail: (e as CustomEvent).detail }));
   return events;
 }
 

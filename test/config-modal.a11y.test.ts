@@ -1,0 +1,192 @@
+import { expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { sendKeys } from '@web/test-runner-commands';
+import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
+import {
+  $,
+  connectAccounts,
+  field,
+  install,
+  modalFixture,
+  SETTINGS_BLOCK,
+  STRIPE_TO_SLACK,
+  until,
+  untilButton,
+  visibleText,
+} from './support/config-modal.js';
+import { createUser, hostApi, serviceInfo, tokenUrl } from './support/forge.js';
+
+/** axe over the element (its shadow root and the open dialog in it), in both colour schemes. */
+async function expectAccessible(el: ForgeConfigModal) {
+  // Contrast is measured on what is painted: let the opening fade-in finish first.
+  await Promise.all(
+    $(el, 'dialog')!
+      .getAnimations()
+      .map((animation) => animation.finished),
+  );
+  for (const theme of ['light', 'dark'] as const) {
+    el.theme = theme;
+    await el.updateComplete;
+    await expect(el, `${theme}: ${visibleText(el)}`).to.be.accessible();
+  }
+}
+
+/** Ctrl+A, so what is typed next replaces the field's value. */
+async function selectAll() {
+  await sendKeys({ down: 'Control' });
+  await sendKeys({ press: 'a' });
+  await sendKeys({ up: 'Control' });
+}
+
+const focused = (el: ForgeConfigModal) => el.shadowRoot!.activeElement as HTMLElement | null;
+
+describe('<forge-config-modal> accessibility', () => {
+  it('axe looks inside the dialog (a broken control there is caught)', async () => {
+    const userId = await createUser();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    await el.show();
+    await until(el, '.integration');
+    $(el, '.close')!.removeAttribute('aria-label');
+    await expect(el).not.to.be.accessible();
+  });
+
+  it('has no axe violations while loading', async () => {
+    const { apiBase } = await serviceInfo();
+    const el = await fixture<ForgeConfigModal>(
+      html`<forge-config-modal api-base=${apiBase} workflow-id=${STRIPE_TO_SLACK}></forge-config-modal>`,
+    );
+    // A token endpoint that has not answered yet.
+    el.tokenProvider = () => new Promise(() => undefined);
+    await el.show();
+    await until(el, '.loading[role="status"]');
+    await expectAccessible(el);
+  });
+
+  it('has no axe violations on the connect step', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['slack']);
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    await el.show();
+    await until(el, '.integration');
+    await expectAccessible(el);
+    // With a field error and a step message showing.
+    (await untilButton(el, 'Connect')).click();
+    (await untilButton(el, 'Continue')).click();
+    await until(el, 'input[aria-invalid="true"]');
+    await until(el, '.body > [role="alert"]');
+    await expectAccessible(el);
+  });
+
+  it('has no axe violations on the choose step of the integration view', async () => {
+    const userId = await createUser();
+    const el = await modalFixture({ userId, integration: 'slack' });
+    await el.show();
+    await until(el, '.switch');
+    await expectAccessible(el);
+  });
+
+  it('has no axe violations on the configure step, with and without field errors', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['stripe', 'slack']);
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    await el.show();
+    await until(el, 'form#settings');
+    await expectAccessible(el);
+    field(el, 'Minimum amount').value = '';
+    field(el, 'Minimum amount').dispatchEvent(new Event('input'));
+    (await untilButton(el, 'Enable workflow')).click();
+    await until(el, '.field-error');
+    await expectAccessible(el);
+  });
+
+  it('has no axe violations in the error view', async () => {
+    const userId = await createUser();
+    const { apiBase } = await serviceInfo();
+    const el = await fixture<ForgeConfigModal>(html`<forge-config-modal
+      api-base=${apiBase}
+      token-url=${tokenUrl(userId, 'error')}
+      workflow-id=${STRIPE_TO_SLACK}
+    ></forge-config-modal>`);
+    await el.show();
+    await until(el, '.body [role="alert"]');
+    await expectAccessible(el);
+  });
+
+  it('has no axe violations in the success view', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['stripe', 'slack']);
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    await el.show();
+    (await untilButton(el, 'Enable workflow')).click();
+    await until(el, '.success');
+    await expectAccessible(el);
+  });
+});
+
+describe('<forge-config-modal> by keyboard', () => {
+  it('can be completed with the keyboard alone, from the trigger back to the trigger', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['slack']);
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    const trigger = await fixture<HTMLButtonElement>(html`<button>Enable</button>`);
+    trigger.addEventListener('click', () => el.show());
+    trigger.focus();
+    await sendKeys({ press: 'Enter' });
+
+    // Focus moves into the step: the first thing to fill in is Stripe's key.
+    await until(el, '.integration');
+    await waitUntil(() => focused(el)?.id === field(el, 'Secret key').id, 'focus on the Secret key field');
+    await sendKeys({ type: 'sk_test_keyboard' });
+    await sendKeys({ press: 'Enter' });
+    // Once everything is connected, focus waits on Continue.
+    await waitUntil(() => focused(el)?.textContent?.trim() === 'Continue', 'focus on Continue', { timeout: 5000 });
+    await sendKeys({ press: 'Enter' });
+
+    await until(el, 'form#settings');
+    await waitUntil(() => focused(el) === field(el, 'Channel'), 'focus on the first setting');
+    await selectAll();
+    await sendKeys({ type: '#keyboard' });
+    await sendKeys({ press: 'Tab' });
+    expect(focused(el)).to.equal(field(el, 'Minimum amount'));
+    await selectAll();
+    await sendKeys({ type: '7' });
+    await sendKeys({ press: 'Enter' });
+
+    await until(el, '.success');
+    await waitUntil(() => focused(el)?.textContent?.trim() === 'Done', 'focus on Done');
+    const closed = oneEvent(el, 'forge-after-hide');
+    await sendKeys({ press: 'Enter' });
+    expect((await closed).detail).to.deep.equal({ reason: 'done' });
+    expect(document.activeElement).to.equal(trigger);
+
+    const { body } = await hostApi<{ workflows: Array<{ _id: string }> }>('GET', `/user/${userId}`);
+    const child = await hostApi<{ blocks: Array<{ id: string; parameters: { variables?: unknown[] } }> }>(
+      'GET',
+      `/workflow/${body.workflows[0]!._id}`,
+    );
+    expect(child.body.blocks.find((b) => b.id === SETTINGS_BLOCK)!.parameters.variables).to.deep.include.members([
+      {
+        uuid: '0a32d975-999d-4751-85f7-c27e5382ff54',
+        name: 'channel',
+        value: '#keyboard',
+        description: 'The Slack channel that gets the announcement.',
+      },
+    ]);
+  });
+
+  it('switches workflows on and off with the keyboard in the integration view', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['stripe', 'slack', 'hubspot']);
+    await install(userId, STRIPE_TO_SLACK);
+    const el = await modalFixture({ userId, integration: 'slack' });
+    await el.show();
+    await until(el, '.switch');
+    await waitUntil(() => focused(el)?.getAttribute('role') === 'switch', 'focus on the first switch');
+    const first = focused(el) as HTMLInputElement;
+    expect(first.checked).to.equal(true);
+    await sendKeys({ press: 'Space' });
+    expect(first.checked).to.equal(false);
+    await sendKeys({ press: 'Tab' });
+    await sendKeys({ press: 'Space' });
+    expect((focused(el) as HTMLInputElement).checked).to.equal(true);
+  });
+});

@@ -1,0 +1,151 @@
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { decodeJwt } from 'jose';
+import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
+import {
+  button,
+  connectAccounts,
+  fill,
+  recordEvents,
+  recordRequests,
+  STRIPE_TO_SLACK,
+  until,
+  untilButton,
+} from './support/config-modal.js';
+import { consentInPopup, createUser, hostApi, serviceInfo, userToken } from './support/forge.js';
+
+/** A host's token provider that counts its calls and remembers every token it handed out. */
+function countingProvider(userId: string, expiresIn?: number) {
+  const issued: string[] = [];
+  const provider = async () => {
+    const token = await userToken(userId, expiresIn);
+    issued.push(token);
+    return token;
+  };
+  return { provider, issued };
+}
+
+async function modalWithProvider(provider: () => Promise<string>, workflowId = STRIPE_TO_SLACK) {
+  const { apiBase } = await serviceInfo();
+  const el = await fixture<ForgeConfigModal>(
+    html`<forge-config-modal api-base=${apiBase} workflow-id=${workflowId}></forge-config-modal>`,
+  );
+  el.tokenProvider = provider;
+  return el;
+}
+
+describe('<forge-config-modal> user token', () => {
+  it('fetches a fresh token for every open', async () => {
+    const userId = await createUser();
+    const { provider, issued } = countingProvider(userId);
+    const el = await modalWithProvider(provider);
+    await el.show();
+    await until(el, '.integration');
+    expect(issued).to.have.length(1);
+    await el.hide();
+    await el.show();
+    await until(el, '.integration');
+    expect(issued).to.have.length(2);
+  });
+
+  it('shares one token fetch between modals opened at the same time', async () => {
+    const userId = await createUser();
+    const { provider, issued } = countingProvider(userId);
+    const first = await modalWithProvider(provider);
+    const second = await modalWithProvider(provider, '64b1d6aac655b8a937b7db20');
+    await Promise.all([first.show(), second.show()]);
+    await Promise.all([until(first, '.integration'), until(second, '.integration')]);
+    expect(issued).to.have.length(1);
+    await second.hide();
+  });
+
+  it('keeps working with a fresh token when the first one expires while the modal is open', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['stripe', 'slack']);
+    // Three-second tokens: each is replaced at half its life while the modal is open.
+    const { provider, issued } = countingProvider(userId, 3);
+    const el = await modalWithProvider(provider);
+    const errors = recordEvents(el, ['forge-error']);
+    await el.show();
+    await until(el, 'form#settings');
+    const first = issued[0]!;
+    await waitUntil(() => Date.now() > decodeJwt(first).exp! * 1000 && issued.length >= 2, 'the first token expires', {
+      timeout: 8000,
+    });
+
+    const { requests, restore } = recordRequests();
+    try {
+      fill(el, 'Channel', '#later');
+      (await untilButton(el, 'Enable workflow')).click();
+      await until(el, '.success');
+    } finally {
+      restore();
+    }
+    const install = requests.find((r) => r.method === 'POST')!;
+    const used = install.authorization!.replace('Bearer ', '');
+    expect(used).not.to.equal(first);
+    expect(issued).to.include(used);
+    expect(errors).to.deep.equal([]);
+  });
+
+  it('fetches a new token once and retries when the service answers 401', async () => {
+    const userId = await createUser();
+    const valid = countingProvider(userId);
+    let calls = 0;
+    // The first token reads well but its signature is wrong, so the service refuses it.
+    const provider = async () => {
+      calls++;
+      if (calls > 1) return valid.provider();
+      const [header, payload, signature] = (await userToken(userId)).split('.');
+      return [header, payload, [...signature!].reverse().join('')].join('.');
+    };
+    const el = await modalWithProvider(provider);
+    const errors = recordEvents(el, ['forge-error']);
+    await el.show();
+    await until(el, '.integration');
+    expect(calls).to.be.greaterThan(1);
+    expect(errors).to.deep.equal([]);
+  });
+
+  it('sends the token only in the Authorization header and never stores it', async () => {
+    const userId = await createUser();
+    const { provider, issued } = countingProvider(userId);
+    const el = await modalWithProvider(provider);
+    const { requests, restore } = recordRequests();
+    let popupUrl = '';
+    try {
+      await el.show();
+      await until(el, '.integration');
+      const [stripe] = el.shadowRoot!.querySelectorAll<HTMLFormElement>('.parameters');
+      fill(el, 'Secret key', 'sk_test_header_only');
+      stripe!.requestSubmit();
+      await waitUntil(() => el.shadowRoot!.querySelectorAll('.status.connected').length === 1);
+      (await untilButton(el, 'Connect')).click();
+      popupUrl = await consentInPopup('allow');
+      await waitUntil(() => el.shadowRoot!.querySelectorAll('.status.connected').length === 2, 'Slack connects', {
+        timeout: 10_000,
+      });
+      button(el, 'Continue')!.click();
+      (await untilButton(el, 'Enable workflow')).click();
+      await until(el, '.success');
+    } finally {
+      restore();
+    }
+    const { apiBase } = await serviceInfo();
+    const toService = requests.filter((r) => r.url.startsWith(apiBase));
+    expect(toService.length).to.be.greaterThan(5);
+    for (const token of issued) {
+      for (const request of requests) {
+        expect(request.url, request.url).not.to.include(token);
+        expect(request.body, request.url).not.to.include(token);
+      }
+      expect(popupUrl).not.to.include(token);
+      expect(
+        JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie,
+      ).not.to.include(token);
+    }
+    for (const request of toService) expect(request.authorization).to.equal(`Bearer ${issued.at(-1)}`);
+    // And the service agrees the workflow is the user's.
+    const { body } = await hostApi<{ workflows: unknown[] }>('GET', `/user/${userId}`);
+    expect(body.workflows).to.have.length(1);
+  });
+});
