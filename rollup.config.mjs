@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import minifyHTML from '@lit-labs/rollup-plugin-minify-html-literals';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import terser from '@rollup/plugin-terser';
 
@@ -35,7 +36,9 @@ export default {
   plugins: [
     // `browser` picks jose's Web Crypto build; Lit's default export condition is its production build.
     nodeResolve({ browser: true, exportConditions: ['production'] }),
-    terser({ ecma: 2022, module: true, format: { comments: false } }),
+    // The templates' and styles' indentation is for people; the bundle does not need it.
+    minifyHTML(),
+    terser({ ecma: 2022, module: true, compress: { passes: 2 }, format: { comments: false } }),
     reportSize(),
   ],
 };

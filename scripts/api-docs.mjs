@@ -100,4 +100,20 @@ for (const element of elements) {
   );
 }
 
-writeFileSync('docs/elements.md', `${out.join('\n').trimEnd()}\n`);
+const reference = out.join('\n').trimEnd();
+writeFileSync('docs/elements.md', `${reference}\n`);
+
+// The README carries the same reference, one heading level down, between two markers.
+const readme = readFileSync('README.md', 'utf8');
+const start = '<!-- elements:start -->';
+const end = '<!-- elements:end -->';
+const from = readme.indexOf(start);
+const to = readme.indexOf(end);
+if (from !== -1 && to > from) {
+  const body = reference
+    .split('\n')
+    .slice(4) // the page title and the generated-file note
+    .map((line) => (line.startsWith('#') ? `#${line}` : line))
+    .join('\n');
+  writeFileSync('README.md', `${readme.slice(0, from + start.length)}\n${body}\n${readme.slice(to)}`);
+}

@@ -94,14 +94,15 @@ export function registerCredentials(router: Router, { store, catalog, secrets, a
         type: 'forge-oauth',
         integration: found.integration,
         status: 'denied',
-        message: 'Access was denied.',
+        message: 'Access was denied, so nothing was connected. Close this window; you can choose Connect again.',
       };
     } else if (!found.code || query.get('code') !== found.code) {
       message = {
         type: 'forge-oauth',
         integration: found.integration,
         status: 'error',
-        message: 'The provider answered with an unknown code.',
+        message:
+          'The sign-in could not be confirmed, so nothing was connected. Close this window and choose Connect again.',
       };
     } else {
       // The local provider stands in for the token exchange: the grant becomes a stored token.
