@@ -23,7 +23,8 @@ const reportSize = () => ({
 });
 
 export default {
-  input: 'dist/src/index.js',
+  // What index.js registers and exports, without ForgeClient's API-key operations (see src/cdn.ts).
+  input: 'dist/src/cdn.js',
   output: {
     file: 'dist/cdn/forge-embed.min.js',
     format: 'es',

@@ -43,7 +43,10 @@ const out = [
 ];
 
 for (const element of elements) {
-  const members = (element.members ?? []).filter((m) => !m.static && !m.privacy && !m.name.startsWith('_'));
+  // The analyzer marks some public members `privacy: "public"` and leaves others unmarked.
+  const members = (element.members ?? []).filter(
+    (m) => !m.static && (m.privacy ?? 'public') === 'public' && !m.name.startsWith('_'),
+  );
   const fields = members.filter((m) => m.kind === 'field');
   const methods = members.filter((m) => m.kind === 'method');
   out.push(`## <a id="${element.tagName}"></a>\`<${element.tagName}>\``, '', element.description ?? '', '');

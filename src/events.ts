@@ -38,6 +38,29 @@ export interface ForgeEventDetails {
 export type ForgeEventName = keyof ForgeEventDetails;
 export type ForgeEvent<K extends ForgeEventName> = CustomEvent<ForgeEventDetails[K]>;
 
+/**
+ * A failure that knows its `forge-error` code (token, configuration and OAuth failures); `message`
+ * says what happened and what to do.
+ */
+export class ForgeError extends Error {
+  constructor(
+    readonly code: ForgeErrorCode,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The `forge-error` detail for any failure: a ForgeError's own code, else `code`; the HTTP status
+ * when there is one (a ForgeApiError's, or a token endpoint's).
+ */
+export function errorDetail(error: unknown, code: ForgeErrorCode): ForgeEventDetails['forge-error'] {
+  const { message, status } = error as { message: string; status?: number };
+  return { code: error instanceof ForgeError ? error.code : code, message, ...(status ? { status } : {}) };
+}
+
 /** Fires a forge event from `target`; answers false when a cancelable event was canceled. */
 export function emit<K extends ForgeEventName>(
   target: EventTarget,

@@ -5,5 +5,6 @@ export {
   ForgeApiError,
   ForgeClient,
   type ForgeClientOptions,
+  ForgeEmbedClient,
 } from './client.js';
 export type * from './types.js';

@@ -1,43 +1,47 @@
 import { Task, TaskStatus } from '@lit/task';
-import { html, nothing, type PropertyValues } from 'lit';
-import { property, state } from 'lit/decorators.js';
-import { ForgeApiError } from '../api/client.js';
-import type { Integration, VariableValue } from '../api/types.js';
-import { emit, type ForgeErrorCode } from '../events.js';
+import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
+import type { ForgeApiError } from '../api/embed-client.js';
+import type { Integration, ParentWorkflow, VariableValue } from '../api/types.js';
+import { emit, errorDetail, ForgeError, type ForgeErrorCode } from '../events.js';
 import { ConfigError } from '../forge-element.js';
 import { themeStyles } from '../theme.js';
 import type { TokenSource } from '../token/token-source.js';
 import { configModalStyles } from './config-modal.styles.js';
-import { renderConnect } from './connect-view.js';
-import { describeFailure, type Failure } from './failures.js';
 import { ForgeModalDialog } from './modal-dialog.js';
-import { OAuthError, openOAuthPopup, waitForOAuth } from './oauth-popup.js';
-import { SaveError, saveWorkflows } from './save.js';
-import { parseField, settingFields, valuesOf } from './settings.js';
-import {
-  type Installed,
-  integrationsToConnect,
-  loadSetup,
-  type Mode,
-  parameterKey,
-  type Setup,
-  type SetupTarget,
-  type Step,
-  selectedWorkflows,
-} from './setup.js';
+import { openOAuthPopup, waitForOAuth } from './oauth-popup.js';
+import { byBlock, type SettingField, settingFields, valueIn, variableBlocks } from './settings.js';
 import { type ConfigModalStrings, defaultConfigModalStrings } from './strings.js';
-import { alertGlyph, closeGlyph, iconImage, layout, spinner } from './templates.js';
-import { renderChoose, renderConfigure, renderDone, type StepView } from './views.js';
+import { alertGlyph, checkGlyph, closeGlyph, iconImage, layout, spinner } from './templates.js';
 
-type ConnectRequest =
-  | { integration: Integration; popup: Window | null }
-  | { integration: Integration; parameters: Record<string, string> };
+/** What an open is about, read fresh on every open. */
+interface Setup {
+  /** Set when the modal was opened for an integration rather than one workflow. */
+  integration?: Integration | undefined;
+  /** The parent workflows on offer: the one of `workflow-id`, or the integration's. */
+  workflows: ParentWorkflow[];
+}
+
+/** The steps, in order; `choose` only in the integration view. */
+type Step = 'choose' | 'connect' | 'configure' | 'done';
 
 /** Where focus goes after the next render: into the step, to its main button, or to the first invalid field. */
 type FocusTarget = 'body' | 'primary' | 'invalid';
 
-/** Controls focus may move to; `aria-disabled` ones stay focusable on purpose. */
-const FOCUSABLE = 'input:not([disabled]), button:not([disabled])';
+/** The user's copy of a parent workflow, as far as this open knows it. */
+interface Installed {
+  workflowId: string;
+  active: boolean;
+}
+
+const { PENDING } = TaskStatus;
+
+/** Keys and secrets are masked; other parameters (a server prefix) are easier to check when visible. */
+const SECRET_NAME = /key|secret|token|password/i;
+
+/** Where a required parameter's typed value is kept until it is stored (a field's key has two line breaks). */
+const parameterKey = (integration: string, name: string) => `${integration}\n${name}`;
+
+const isNumber = (text = '') => text.trim() !== '' && Number.isFinite(Number(text));
 
 /**
  * The configuration modal an end user meets when they enable an integration workflow: it
@@ -102,357 +106,445 @@ const FOCUSABLE = 'input:not([disabled]), button:not([disabled])';
 export class ForgeConfigModal extends ForgeModalDialog {
   static override styles = [themeStyles, configModalStyles];
 
+  static override properties: PropertyDeclarations = {
+    workflowId: { attribute: 'workflow-id', reflect: true },
+    integration: { reflect: true },
+    strings: { attribute: false },
+    oauthTimeout: { attribute: 'oauth-timeout', type: Number },
+  };
+
   /** The parent workflow to enable or edit (its `workflowId` in `GET /workflow`). */
-  @property({ attribute: 'workflow-id', reflect: true }) workflowId = '';
+  workflowId = '';
 
   /** Instead of `workflow-id`: an integration name; the user picks which of its workflows to enable. */
-  @property({ reflect: true }) integration = '';
+  integration = '';
 
   /** Replacements for any of the texts shown; English by default. */
-  @property({ attribute: false }) strings: Partial<ConfigModalStrings> = {};
+  strings: Partial<ConfigModalStrings> = {};
 
   /** How long to wait for an OAuth sign-in window before giving up, in milliseconds. */
-  @property({ attribute: 'oauth-timeout', type: Number }) oauthTimeout = 3 * 60_000;
+  oauthTimeout = 3 * 60_000;
 
-  @state() private mode: Mode = 'install';
-  @state() private step: Step = 'configure';
+  // The state of an open. It is private, so changes call requestUpdate() themselves.
+  #text = defaultConfigModalStrings;
+  /** Enable a new workflow, edit the user's copy, or pick among an integration's. */
+  #mode: 'install' | 'edit' | 'integration' = 'install';
+  #step: Step = 'configure';
   /** Parent ids of the workflows switched on (always the one workflow outside the integration view). */
-  @state() private selected = new Set<string>();
-  @state() private connected = new Set<string>();
-  /** What the user typed in the settings form, by field key. */
-  @state() private values = new Map<string, string>();
-  /** Required-parameter values by `parameterKey`, dropped once stored. */
-  @state() private parameters = new Map<string, string>();
-  @state() private fieldErrors = new Map<string, string>();
+  #selected = new Set<string>();
+  /** Names of the integrations the user has connected. */
+  #connected = new Set<string>();
+  /** What the user typed, by field key or `parameterKey` (parameters are dropped once stored). */
+  #values = new Map<string, string>();
+  /** Errors by field key or `parameterKey`, and an integration's failed connection by its name. */
+  #errors = new Map<string, string>();
   /** A problem with the whole step (a failed save, or a step left unfinished). */
-  @state() private stepMessage?: string;
-  @state() private connectFailure?: { integration: string; message: string };
-  @state() private reconnecting = new Set<string>();
+  #message?: string | undefined;
+  #messageShown?: string | undefined;
+  /** Connected required-parameter integrations whose form is open again. */
+  #reopened = new Set<string>();
   /** The integration the latest connect run is for. */
-  @state() private connecting?: string;
-
-  private text: ConfigModalStrings = defaultConfigModalStrings;
+  #connecting?: string;
   /** The user's copies by parent id; a save updates them as it goes. */
-  private installed = new Map<string, Installed>();
-  private heldTokens?: TokenSource;
-  private focusAfterRender?: FocusTarget;
+  #installed = new Map<string, Installed>();
+  /** The values the service holds, by field key: what a save compares against. */
+  #saved = new Map<string, VariableValue>();
+  #tokens?: TokenSource | undefined;
+  #focus?: FocusTarget | undefined;
+  /** Numbers the fields of one render, for their ids. */
+  #fieldCount = 0;
 
-  private readonly loadTask = new Task<[], Setup>(this, {
+  #loadTask = new Task<[], Setup>(this, {
     autoRun: false,
-    task: (_args, { signal }) => this.load(signal),
+    task: (_args, { signal }) => this.#load(signal),
   });
 
-  private readonly connectTask = new Task<[ConnectRequest], void>(this, {
+  #connectTask = new Task<[Integration, Record<string, string> | undefined, Window | null], void>(this, {
     autoRun: false,
-    task: ([request], { signal }) => this.connect(request, signal),
+    task: (args, { signal }) => this.#connect(...args, signal),
   });
 
-  private readonly saveTask = new Task<[Map<string, VariableValue>], void>(this, {
+  #saveTask = new Task<[], void>(this, {
     autoRun: false,
-    task: ([values], { signal }) => this.save(values, signal),
+    task: (_args, { signal }) => this.#save(signal),
   });
 
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('strings')) this.text = { ...defaultConfigModalStrings, ...this.strings };
+    if (changed.has('strings')) this.#text = { ...defaultConfigModalStrings, ...this.strings };
     super.willUpdate(changed);
   }
 
   protected override updated(changed: PropertyValues<this>): void {
     super.updated(changed);
+    const root = this.renderRoot;
+    const focus = this.#focus;
     // The load task settles a little after the state it sets, so wait for it before moving focus.
-    const settled = this.loadTask.status !== TaskStatus.PENDING;
-    if (this.focusAfterRender && this.dialog.open && settled) this.moveFocus(this.focusAfterRender);
-    // A message may appear far from where the user is looking (the body scrolls).
-    if ((changed as Map<PropertyKey, unknown>).has('stepMessage') && this.stepMessage) {
-      this.renderRoot.querySelector('.body .message')?.scrollIntoView({ block: 'nearest' });
+    if (focus && this.dialog.open && this.#loadTask.status !== PENDING) {
+      this.#focus = undefined;
+      (
+        (focus === 'invalid' && root.querySelector<HTMLElement>('[aria-invalid="true"]')) ||
+        (focus !== 'primary' && root.querySelector<HTMLElement>('.body :is(input, button)')) ||
+        root.querySelector<HTMLElement>('.footer .primary') ||
+        root.querySelector<HTMLElement>('.close')
+      )?.focus();
+    }
+    // A new message may appear far from where the user is looking (the body scrolls).
+    if (this.#message !== this.#messageShown) {
+      this.#messageShown = this.#message;
+      root.querySelector('.body .message')?.scrollIntoView({ block: 'nearest' });
     }
   }
 
   protected override sessionStarted(): void {
-    this.step = 'configure';
-    this.stepMessage = undefined;
-    this.connectFailure = undefined;
-    this.fieldErrors = new Map();
-    this.reconnecting = new Set();
-    void this.loadTask.run([]);
+    this.#message = undefined;
+    this.#errors = new Map();
+    this.#reopened = new Set();
+    void this.#loadTask.run();
   }
 
-  /** Stops everything this open started: requests, a waiting sign-in popup, the token refresh timer. */
   protected override sessionEnded(): void {
-    this.loadTask.abort();
-    this.connectTask.abort();
-    this.saveTask.abort();
-    this.heldTokens?.keepFresh(false);
-    this.heldTokens = undefined;
-    // Typed secrets do not outlive the open.
-    this.parameters = new Map();
+    this.#loadTask.abort();
+    this.#connectTask.abort();
+    this.#saveTask.abort();
+    this.#tokens?.keepFresh(false);
+    this.#tokens = undefined;
+    // What was typed (secrets among it) is not kept after a close; the next open reads anew.
+    this.#values = new Map();
   }
 
-  private moveFocus(target: FocusTarget): void {
-    this.focusAfterRender = undefined;
-    const root = this.renderRoot;
-    const candidates = [
-      target === 'invalid' ? root.querySelector<HTMLElement>('[aria-invalid="true"]') : null,
-      target !== 'primary' ? root.querySelector<HTMLElement>(`.body :is(${FOCUSABLE})`) : null,
-      root.querySelector<HTMLElement>('.footer .primary'),
-      root.querySelector<HTMLElement>('.close'),
-    ];
-    candidates.find((element) => element)?.focus();
+  /** Emits `forge-error` and answers the message, `describe` putting it in the modal's words. */
+  #report(error: unknown, code: ForgeErrorCode, describe = (message: string) => message): string {
+    const detail = errorDetail(error, code);
+    detail.message = describe(detail.message);
+    emit(this, 'forge-error', detail);
+    return detail.message;
   }
 
-  /** Fires `forge-error` for a failure and answers it, worded for the modal. */
-  private report(error: unknown, fallback: ForgeErrorCode, integrationName?: string): Failure {
-    const failure = describeFailure(error, this.text, fallback, integrationName);
-    emit(this, 'forge-error', failure);
-    return failure;
+  /** Finds the field each of the service's field errors belongs to; `keys` maps error paths to field keys. */
+  #placeErrors(error: unknown, keys: Array<[path: string, key: string]>): void {
+    const byPath = new Map(keys);
+    for (const { path, message } of (error as ForgeApiError).errors ?? []) {
+      const key = byPath.get(path);
+      if (key) this.#errors.set(key, message);
+    }
+  }
+
+  #update(change: () => void): void {
+    change();
+    this.requestUpdate();
   }
 
   // Loading -------------------------------------------------------------------------------
 
-  private async load(signal: AbortSignal): Promise<Setup> {
+  async #load(signal: AbortSignal): Promise<Setup> {
     try {
       const { client, tokens } = this.connection();
-      if (this.heldTokens !== tokens) {
-        this.heldTokens?.keepFresh(false);
+      if (this.#tokens !== tokens) {
+        this.#tokens?.keepFresh(false);
         tokens.keepFresh(true);
-        this.heldTokens = tokens;
+        this.#tokens = tokens;
       }
-      const target: SetupTarget | undefined = this.workflowId
-        ? { workflowId: this.workflowId }
-        : this.integration
-          ? { integration: this.integration }
-          : undefined;
-      if (!target) {
+      const { workflowId, integration } = this;
+      if (!workflowId && !integration) {
         throw new ConfigError(`Set workflow-id or integration on <${this.localName}> to say what to set up.`);
       }
-      const setup = await loadSetup(client, tokens, target, signal);
-      this.begin(setup);
+      // A fresh token first (the service wants one per display of the modal), then the offer,
+      // the user's workflows and connections at once, then the user's copies of what is offered.
+      const { userId } = await tokens.fresh();
+      const options = { signal };
+      const [parents, user, credentials] = await Promise.all([
+        client.listWorkflows(workflowId ? {} : { integration }, options),
+        client.getUser(userId, options),
+        client.listCredentials(options),
+      ]);
+      const workflows = workflowId ? parents.filter((parent) => parent.workflowId === workflowId) : parents;
+      if (workflowId && !workflows[0]) {
+        throw new ForgeError('load-failed', this.#text.workflowNotOffered(workflowId), 404);
+      }
+      const children = await Promise.all(
+        workflows.map((parent) => {
+          const mine = user.workflows.find((child) => child.parentId === parent.workflowId);
+          return mine && client.getWorkflow(mine._id, options);
+        }),
+      );
+      // The form starts from the user's values where they have the workflow, else the defaults.
+      this.#installed = new Map();
+      this.#saved = new Map();
+      this.#values = new Map();
+      workflows.forEach((parent, i) => {
+        const child = children[i];
+        if (child) this.#installed.set(parent.workflowId, { workflowId: child._id, active: child.active });
+        for (const field of settingFields(parent)) {
+          const saved = child && valueIn(child.blocks, field);
+          if (saved !== undefined) this.#saved.set(field.key, saved);
+          this.#values.set(field.key, String(saved ?? valueIn(parent.blocks, field) ?? ''));
+        }
+      });
+      this.#mode = workflowId ? (children[0] ? 'edit' : 'install') : 'integration';
+      this.#connected = new Set(credentials.map((c) => c.integration));
+      this.#selected = new Set(
+        workflows
+          .filter((parent) => workflowId || this.#installed.get(parent.workflowId)?.active)
+          .map((parent) => parent.workflowId),
+      );
+      const setup: Setup = {
+        workflows,
+        integration: workflowId
+          ? undefined
+          : (parents.flatMap((parent) => parent.integrations).find((i) => i.name === integration) ?? {
+              name: integration,
+              displayName: integration,
+              icon: '',
+              type: '',
+            }),
+      };
+      this.#step = setup.integration ? 'choose' : this.#stepAfterChoosing(setup);
+      this.#focus = 'body';
       return setup;
     } catch (error) {
       if (!signal.aborted) {
-        this.report(error, 'load-failed');
-        this.focusAfterRender = 'primary';
+        this.#report(error, 'load-failed');
+        this.#focus = 'primary';
       }
       throw error;
     }
-  }
-
-  /** Fills the form from what was loaded: the user's values when they have the workflow, else the defaults. */
-  private begin(setup: Setup): void {
-    this.mode = setup.integration ? 'integration' : setup.workflows[0]!.child ? 'edit' : 'install';
-    this.installed = new Map();
-    const values = new Map<string, string>();
-    for (const { parent, child } of setup.workflows) {
-      const saved = child ? valuesOf(parent.workflowId, child.blocks) : new Map<string, VariableValue>();
-      if (child) this.installed.set(parent.workflowId, { workflowId: child._id, active: child.active, saved });
-      const defaults = valuesOf(parent.workflowId, parent.blocks);
-      for (const field of settingFields(parent)) {
-        values.set(field.key, String(saved.get(field.key) ?? defaults.get(field.key) ?? ''));
-      }
-    }
-    this.values = values;
-    this.connected = setup.connected;
-    this.selected = new Set(
-      setup.workflows
-        .filter((w) => !setup.integration || this.installed.get(w.parent.workflowId)?.active)
-        .map((w) => w.parent.workflowId),
-    );
-    this.step = setup.integration ? 'choose' : this.stepAfterChoosing(setup);
-    this.focusAfterRender = 'body';
-  }
-
-  private retryLoad(): void {
-    this.focusAfterRender = 'body';
-    void this.loadTask.run([]);
   }
 
   // Steps ---------------------------------------------------------------------------------
 
-  private missingConnections(setup: Setup): Integration[] {
-    return integrationsToConnect(selectedWorkflows(setup, this.selected)).filter((i) => !this.connected.has(i.name));
+  #chosen(setup: Setup): ParentWorkflow[] {
+    return setup.workflows.filter((parent) => this.#selected.has(parent.workflowId));
+  }
+
+  /** The integrations of the chosen workflows that need an account, each once, in order of appearance. */
+  #toConnect(setup: Setup): Integration[] {
+    const integrations = this.#chosen(setup)
+      .flatMap((parent) => parent.integrations)
+      .filter((i) => i.type === 'oauth2' || i.requiredParameters?.length);
+    return [...new Map(integrations.map((i) => [i.name, i])).values()];
+  }
+
+  #missing(setup: Setup): Integration[] {
+    return this.#toConnect(setup).filter((i) => !this.#connected.has(i.name));
   }
 
   /** Straight to the settings when every account is already connected; Back still reaches the accounts. */
-  private stepAfterChoosing(setup: Setup): Step {
-    return this.missingConnections(setup).length > 0 ? 'connect' : 'configure';
+  #stepAfterChoosing(setup: Setup): Step {
+    return this.#missing(setup)[0] ? 'connect' : 'configure';
   }
 
-  private steps(setup: Setup): Step[] {
+  #steps(setup: Setup): Step[] {
     const steps: Step[] = setup.integration ? ['choose'] : [];
-    if (integrationsToConnect(selectedWorkflows(setup, this.selected)).length > 0) steps.push('connect');
-    steps.push('configure');
-    return steps;
+    if (this.#toConnect(setup)[0]) steps.push('connect');
+    return [...steps, 'configure'];
   }
 
-  private goTo(step: Step): void {
-    this.step = step;
-    this.stepMessage = undefined;
-    this.focusAfterRender = 'body';
+  #goTo(step: Step): void {
+    this.#update(() => {
+      this.#step = step;
+      this.#message = undefined;
+      this.#focus = 'body';
+    });
   }
 
-  private toggleWorkflow(parentId: string, on: boolean): void {
-    const selected = new Set(this.selected);
-    if (on) selected.add(parentId);
-    else selected.delete(parentId);
-    this.selected = selected;
+  #continueFromConnect(setup: Setup): void {
+    if (this.#missing(setup)[0]) this.#update(() => (this.#message = this.#text.connectAllFirst));
+    else this.#goTo('configure');
   }
 
-  private continueFromConnect(setup: Setup): void {
-    if (this.missingConnections(setup).length === 0) this.goTo('configure');
-    else this.stepMessage = this.text.connectAllFirst;
+  #setValue(key: string, value: string): void {
+    this.#update(() => {
+      this.#values.set(key, value);
+      this.#errors.delete(key);
+    });
   }
 
   // Connecting ----------------------------------------------------------------------------
 
-  private connectOAuth(integration: Integration): void {
-    if (this.connectTask.status === TaskStatus.PENDING) return;
+  #connectOAuth(integration: Integration): void {
+    if (this.#connectTask.status === PENDING) return;
     // Before any await: a popup opened later would be blocked.
-    const popup = openOAuthPopup(integration.name);
-    void this.connectTask.run([{ integration, popup }]);
+    void this.#connectTask.run([integration, undefined, openOAuthPopup(integration.name)]);
   }
 
-  private submitParameters(event: SubmitEvent, integration: Integration): void {
+  #submitParameters(event: SubmitEvent, integration: Integration): void {
     event.preventDefault();
-    if (this.connectTask.status === TaskStatus.PENDING) return;
-    const parameters: Record<string, string> = {};
-    const errors = new Map(this.fieldErrors);
-    for (const parameter of integration.requiredParameters ?? []) {
-      const key = parameterKey(integration.name, parameter.name);
-      const value = (this.parameters.get(key) ?? '').trim();
-      if (value) parameters[parameter.name] = value;
-      else errors.set(key, this.text.parameterRequired(parameter.displayName));
+    if (this.#connectTask.status === PENDING) return;
+    const values: Record<string, string> = {};
+    for (const { name, displayName } of integration.requiredParameters!) {
+      const key = parameterKey(integration.name, name);
+      const value = this.#values.get(key)?.trim();
+      if (value) values[name] = value;
+      else this.#errors.set(key, this.#text.parameterRequired(displayName));
     }
-    this.fieldErrors = errors;
-    if (Object.keys(parameters).length < (integration.requiredParameters?.length ?? 0)) {
-      this.focusAfterRender = 'invalid';
-      return;
+    if (Object.keys(values).length < integration.requiredParameters!.length) {
+      this.#update(() => (this.#focus = 'invalid'));
+    } else {
+      void this.#connectTask.run([integration, values, null]);
     }
-    void this.connectTask.run([{ integration, parameters }]);
   }
 
-  private async connect(request: ConnectRequest, signal: AbortSignal): Promise<void> {
-    const { integration } = request;
-    this.connecting = integration.name;
-    this.connectFailure = undefined;
+  async #connect(
+    integration: Integration,
+    parameters: Record<string, string> | undefined,
+    popup: Window | null,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { name, displayName } = integration;
+    this.#connecting = name;
+    this.#errors.delete(name);
     try {
       const { client } = this.connection();
-      if ('parameters' in request) {
-        await client.saveCredential(integration.name, request.parameters, { signal });
-        this.forgetParameters(integration.name);
+      if (parameters) {
+        await client.saveCredential(name, parameters, { signal });
+        for (const key of Object.keys(parameters)) this.#values.delete(parameterKey(name, key));
+        this.#reopened.delete(name);
       } else {
-        const { popup } = request;
-        if (!popup) throw new OAuthError('oauth-blocked');
+        if (!popup) throw new ForgeError('oauth-blocked', '');
         let url: string;
         try {
-          ({ url } = await client.startOAuth(integration.name, { signal }));
+          ({ url } = await client.startOAuth(name, { signal }));
         } catch (error) {
           popup.close();
           throw error;
         }
-        const serviceOrigin = new URL(this.apiBase).origin;
-        const timeoutMs = this.oauthTimeout;
-        await waitForOAuth({ popup, url, serviceOrigin, integration: integration.name, timeoutMs, signal });
+        await waitForOAuth(popup, url, new URL(this.apiBase).origin, name, this.oauthTimeout, signal);
       }
       // The service decides what is connected, so read it back rather than assume.
-      this.connected = new Set((await client.listCredentials({ signal })).map((c) => c.integration));
-      const allConnected = this.missingConnections(this.loadTask.value!).length === 0;
-      if (allConnected) this.stepMessage = undefined;
-      this.focusAfterRender = allConnected ? 'primary' : 'body';
+      this.#connected = new Set((await client.listCredentials({ signal })).map((c) => c.integration));
+      const allConnected = !this.#missing(this.#loadTask.value!)[0];
+      if (allConnected) this.#message = undefined;
+      this.#focus = allConnected ? 'primary' : 'body';
     } catch (error) {
       if (signal.aborted) throw error;
-      if (error instanceof ForgeApiError && 'parameters' in request) this.placeParameterErrors(integration, error);
-      const { message } = this.report(error, 'connect-failed', integration.displayName);
-      this.connectFailure = { integration: integration.name, message };
+      if (parameters) {
+        this.#placeErrors(
+          error,
+          Object.keys(parameters).map((key) => [`body.${key}`, parameterKey(name, key)]),
+        );
+      }
+      const t = this.#text;
+      const oauthMessages: Partial<Record<ForgeErrorCode, (name: string) => string>> = {
+        'oauth-blocked': t.oauthBlocked,
+        'oauth-closed': t.oauthClosed,
+        'oauth-timeout': t.oauthTimeout,
+        'oauth-denied': t.oauthDenied,
+      };
+      const oauthMessage = oauthMessages[(error as ForgeError).code];
+      const describe = (reason: string) =>
+        oauthMessage ? oauthMessage(displayName) : t.connectFailed(displayName, reason);
+      this.#errors.set(name, this.#report(error, 'connect-failed', describe));
       throw error;
-    } finally {
-      if (!signal.aborted) this.connecting = undefined;
     }
-  }
-
-  private placeParameterErrors(integration: Integration, error: ForgeApiError): void {
-    const errors = new Map(this.fieldErrors);
-    for (const { path, message } of error.errors) {
-      const parameter = integration.requiredParameters?.find((p) => path === `body.${p.name}`);
-      if (parameter) errors.set(parameterKey(integration.name, parameter.name), message);
-    }
-    this.fieldErrors = errors;
-  }
-
-  private forgetParameters(integration: string): void {
-    const prefix = parameterKey(integration, '');
-    this.parameters = new Map([...this.parameters].filter(([key]) => !key.startsWith(prefix)));
-    this.reconnecting = new Set([...this.reconnecting].filter((name) => name !== integration));
-  }
-
-  private toggleReconnect(integration: string): void {
-    const reconnecting = new Set(this.reconnecting);
-    if (!reconnecting.delete(integration)) reconnecting.add(integration);
-    this.reconnecting = reconnecting;
-  }
-
-  private setParameter(key: string, value: string): void {
-    this.parameters = new Map(this.parameters).set(key, value);
-    this.clearFieldError(key);
   }
 
   // Saving --------------------------------------------------------------------------------
 
-  private setValue(key: string, value: string): void {
-    this.values = new Map(this.values).set(key, value);
-    this.clearFieldError(key);
-  }
+  /** A field's value as the service wants it: numbers for numeric fields, else the text. */
+  #valueOf = (field: SettingField): VariableValue => {
+    const text = this.#values.get(field.key) ?? '';
+    return field.numeric ? Number(text) : text;
+  };
 
-  private clearFieldError(key: string): void {
-    if (!this.fieldErrors.has(key)) return;
-    const errors = new Map(this.fieldErrors);
-    errors.delete(key);
-    this.fieldErrors = errors;
-  }
-
-  private handleSave(event: Event): void {
+  #handleSave(event: Event): void {
     event.preventDefault();
     // The button only looks disabled (so it keeps focus): a second press while saving must not install twice.
-    if (this.saveTask.status === TaskStatus.PENDING) return;
-    const parsed = new Map<string, VariableValue>();
-    const errors = new Map<string, string>();
-    for (const { parent } of selectedWorkflows(this.loadTask.value!, this.selected)) {
-      for (const field of settingFields(parent)) {
-        const value = parseField(field, this.values.get(field.key) ?? '');
-        if (value === undefined) errors.set(field.key, this.text.numberRequired(field.label));
-        else parsed.set(field.key, value);
+    if (this.#saveTask.status === PENDING) return;
+    this.#errors = new Map();
+    for (const parent of this.#chosen(this.#loadTask.value!)) {
+      for (const { key, label, numeric } of settingFields(parent)) {
+        if (numeric && !isNumber(this.#values.get(key))) this.#errors.set(key, this.#text.numberRequired(label));
       }
     }
-    this.fieldErrors = errors;
-    if (errors.size > 0) {
-      this.stepMessage = this.text.fieldErrors;
-      this.focusAfterRender = 'invalid';
-      return;
+    if (this.#errors.size) {
+      this.#update(() => {
+        this.#message = this.#text.fieldErrors;
+        this.#focus = 'invalid';
+      });
+    } else {
+      void this.#saveTask.run();
     }
-    void this.saveTask.run([parsed]);
   }
 
-  private async save(values: Map<string, VariableValue>, signal: AbortSignal): Promise<void> {
-    this.stepMessage = undefined;
+  /**
+   * Installs what is new, PATCHes only the variable blocks that changed and, in the integration
+   * view, switches installed workflows on or off, one workflow after another. Each success is
+   * recorded as it happens (and its event fires), so a retry after a failure repeats only what
+   * did not go through.
+   */
+  async #save(signal: AbortSignal): Promise<void> {
+    this.#message = undefined;
+    const options = { signal };
+    const switchOnOff = this.#mode === 'integration';
     try {
-      await saveWorkflows({
-        client: this.connection().client,
-        setup: this.loadTask.value!,
-        mode: this.mode,
-        selected: this.selected,
-        installed: this.installed,
-        values,
-        signal,
-        notify: (name, detail) => emit(this, name, detail),
-      });
-      this.step = 'done';
-      this.focusAfterRender = 'primary';
+      const { client } = this.connection();
+      const toggle = async (copy: Installed, active: boolean) => {
+        await client[active ? 'activateWorkflow' : 'deactivateWorkflow'](copy.workflowId, options);
+        copy.active = active;
+        emit(this, 'forge-toggle', { workflowId: copy.workflowId, active });
+      };
+      for (const parent of this.#loadTask.value!.workflows) {
+        const parentId = parent.workflowId;
+        const fields = settingFields(parent);
+        let copy = this.#installed.get(parentId);
+        if (!this.#selected.has(parentId)) {
+          if (switchOnOff && copy?.active) await toggle(copy, false);
+          continue;
+        }
+        if (!copy) {
+          try {
+            const body = { variables: byBlock(fields, this.#valueOf) };
+            const { workflowId } = await client.installWorkflow(parentId, body, options);
+            this.#installed.set(parentId, { workflowId, active: true });
+            for (const field of fields) this.#saved.set(field.key, this.#valueOf(field));
+            emit(this, 'forge-install', { parentId, workflowId });
+            continue;
+          } catch (error) {
+            const { status, problem } = error as ForgeApiError;
+            const existing = status === 409 && problem?.workflowId;
+            if (typeof existing !== 'string') {
+              this.#placeErrors(
+                error,
+                fields.map((f) => [`body.variables.${f.block}.${f.name}`, f.key]),
+              );
+              throw error;
+            }
+            // Installed meanwhile (another tab): save the values into that copy. What it holds
+            // is unknown, so every block is written.
+            this.#installed.set(parentId, (copy = { workflowId: existing, active: true }));
+            for (const field of fields) this.#saved.delete(field.key);
+          }
+        }
+        if (switchOnOff && !copy.active) await toggle(copy, true);
+        const changed = fields.filter((field) => this.#saved.get(field.key) !== this.#valueOf(field));
+        const blockIds: string[] = [];
+        try {
+          for (const [blockId, values] of Object.entries(byBlock(changed, this.#valueOf))) {
+            const inBlock = fields.filter((field) => field.block === blockId);
+            try {
+              await client.setVariables(copy.workflowId, blockId, values, options);
+            } catch (error) {
+              this.#placeErrors(
+                error,
+                inBlock.map((f) => [`body.${f.name}`, f.key]),
+              );
+              throw error;
+            }
+            for (const field of inBlock) this.#saved.set(field.key, this.#valueOf(field));
+            blockIds.push(blockId);
+          }
+        } finally {
+          if (blockIds[0]) emit(this, 'forge-update', { workflowId: copy.workflowId, blockIds });
+        }
+      }
+      this.#step = 'done';
+      this.#focus = 'primary';
     } catch (error) {
       if (signal.aborted) throw error;
-      const { message } = this.report(error, 'save-failed');
-      const fieldErrors = error instanceof SaveError ? error.fieldErrors : new Map<string, string>();
-      this.fieldErrors = fieldErrors;
-      this.stepMessage = fieldErrors.size > 0 ? this.text.fieldErrors : this.text.saveFailed(message);
-      if (fieldErrors.size > 0) this.focusAfterRender = 'invalid';
+      const message = this.#report(error, 'save-failed');
+      const placed = this.#errors.size > 0;
+      this.#message = placed ? this.#text.fieldErrors : this.#text.saveFailed(message);
+      if (placed) this.#focus = 'invalid';
       throw error;
     }
   }
@@ -460,108 +552,294 @@ export class ForgeConfigModal extends ForgeModalDialog {
   // Rendering -----------------------------------------------------------------------------
 
   override render() {
-    const setup = this.loadTask.status === TaskStatus.COMPLETE ? this.loadTask.value : undefined;
-    const subtitle = setup && this.subtitle(setup);
+    const t = this.#text;
+    const setup = this.#loadTask.status === TaskStatus.COMPLETE ? this.#loadTask.value : undefined;
+    let title = t.titleLoading;
+    let subtitle: string | undefined;
+    if (setup?.integration) {
+      title = t.titleIntegration(setup.integration.displayName);
+      subtitle = t.subtitleIntegration;
+    } else if (setup) {
+      const { name, description, workflowId } = setup.workflows[0]!;
+      const install = this.#mode === 'install';
+      title = (install ? t.titleInstall : t.titleEdit)(name);
+      subtitle = install
+        ? description || t.subtitleInstall
+        : this.#installed.get(workflowId)?.active === false
+          ? t.subtitleEditInactive
+          : t.subtitleEdit;
+    }
+    const loading = () =>
+      layout(html`<div class="loading muted" role="status">${spinner}${t.loading}</div>`, undefined, true);
     return this.renderDialog(
       html`<div part="panel" class="panel">
         <header part="header" class="header">
-          ${setup ? this.renderHeaderIcons(setup) : nothing}
+          ${
+            setup
+              ? html`<div class="header-icons">
+                  ${(setup.integration ? [setup.integration] : setup.workflows[0]!.integrations)
+                    .slice(0, 3)
+                    .map((i) => iconImage(i.icon))}
+                </div>`
+              : nothing
+          }
           <div class="heading">
-            <h2 part="title" id="title">${setup ? this.heading(setup) : this.text.titleLoading}</h2>
-            ${subtitle ? html`<p part="subtitle" id="subtitle" class="subtitle">${subtitle}</p>` : nothing}
+            <h2 part="title" id="title">${title}</h2>
+            ${subtitle ? html`<p part="subtitle" id="subtitle" class="muted">${subtitle}</p>` : nothing}
           </div>
-          <button
-            part="close-button"
-            class="close"
-            aria-label=${this.text.close}
-            @click=${() => this.requestClose('button')}
-          >
+          <button part="close-button" class="close" aria-label=${t.close} @click=${() => this.requestClose('button')}>
             ${closeGlyph}
           </button>
         </header>
-        ${this.loadTask.render({
-          initial: () => this.renderLoading(),
-          pending: () => this.renderLoading(),
-          complete: (loaded) => this.renderStep(loaded),
-          error: (error) => this.renderLoadError(error),
+        ${this.#loadTask.render({
+          initial: loading,
+          pending: loading,
+          complete: (loaded) => this.#renderStep(loaded),
+          // Aborted by a close: nothing to say, and the next open starts over.
+          error: (error) =>
+            (error as Error).name === 'AbortError' ? loading() : this.#renderLoadError(error as Error),
         })}
       </div>`,
-      { describedBy: subtitle ? 'subtitle' : undefined },
+      subtitle ? 'subtitle' : undefined,
     );
   }
 
-  private heading(setup: Setup): string {
-    if (setup.integration) return this.text.titleIntegration(setup.integration.displayName);
-    const name = setup.workflows[0]!.parent.name;
-    return this.mode === 'edit' ? this.text.titleEdit(name) : this.text.titleInstall(name);
-  }
-
-  private subtitle(setup: Setup): string {
-    if (setup.integration) return this.text.subtitleIntegration;
-    const { parent } = setup.workflows[0]!;
-    if (this.mode === 'install') return parent.description || this.text.subtitleInstall;
-    return this.installed.get(parent.workflowId)?.active === false
-      ? this.text.subtitleEditInactive
-      : this.text.subtitleEdit;
-  }
-
-  private renderHeaderIcons(setup: Setup) {
-    const integrations = setup.integration ? [setup.integration] : setup.workflows[0]!.parent.integrations;
-    return html`<div class="header-icons">${integrations.slice(0, 3).map((i) => iconImage(i.icon))}</div>`;
-  }
-
-  private renderLoading() {
-    return layout(html`<div class="loading" role="status">${spinner}${this.text.loading}</div>`, nothing, {
-      busy: true,
-    });
-  }
-
-  private renderLoadError(error: unknown) {
-    // Aborted by a close: nothing to say, and the next open starts over.
-    if ((error as Error)?.name === 'AbortError') return this.renderLoading();
-    const { message } = describeFailure(error, this.text, 'load-failed');
+  #renderLoadError({ message }: Error) {
+    const t = this.#text;
     return layout(
-      html`<div part="message" class="message error" role="alert">
+      html`<div part="message" class="message" role="alert">
         ${alertGlyph}
-        <div><p class="message-title">${this.text.loadFailed}</p><p>${message}</p></div>
+        <div><p class="message-title">${t.loadFailed}</p><p>${message}</p></div>
       </div>`,
-      html`<button class="button" @click=${() => this.requestClose('button')}>${this.text.close}</button>
-        <button class="button primary" @click=${() => this.retryLoad()}>${this.text.retry}</button>`,
+      html`<button class="button" @click=${() => this.requestClose('button')}>${t.close}</button>
+        <button
+          class="button primary"
+          @click=${() => {
+            this.#focus = 'body';
+            void this.#loadTask.run();
+          }}
+        >
+          ${t.retry}
+        </button>`,
     );
   }
 
-  private renderStep(setup: Setup) {
-    const view: StepView = {
-      text: this.text,
-      setup,
-      mode: this.mode,
-      step: this.step,
-      steps: this.steps(setup),
-      selected: this.selected,
-      connected: this.connected,
-      values: this.values,
-      parameters: this.parameters,
-      fieldErrors: this.fieldErrors,
-      reconnecting: this.reconnecting,
-      stepMessage: this.stepMessage,
-      connectFailure: this.connectFailure,
-      connecting: this.connectTask.status === TaskStatus.PENDING ? this.connecting : undefined,
-      saving: this.saveTask.status === TaskStatus.PENDING,
-      on: {
-        close: (reason) => this.requestClose(reason),
-        goTo: (step) => this.goTo(step),
-        continueFromChoose: () => this.goTo(this.stepAfterChoosing(setup)),
-        continueFromConnect: () => this.continueFromConnect(setup),
-        toggleWorkflow: (parentId, on) => this.toggleWorkflow(parentId, on),
-        connectOAuth: (integration) => this.connectOAuth(integration),
-        submitParameters: (event, integration) => this.submitParameters(event, integration),
-        toggleReconnect: (integration) => this.toggleReconnect(integration),
-        setParameter: (key, value) => this.setParameter(key, value),
-        setValue: (key, value) => this.setValue(key, value),
-        save: (event) => this.handleSave(event),
-      },
-    };
-    const renderers = { choose: renderChoose, connect: renderConnect, configure: renderConfigure, done: renderDone };
-    return renderers[this.step](view);
+  #renderStep(setup: Setup) {
+    this.#fieldCount = 0;
+    const t = this.#text;
+    if (this.#step === 'done') {
+      const names = this.#chosen(setup)
+        .map((parent) => parent.name)
+        .join(', ');
+      const title = { install: t.successInstall, edit: t.successEdit, integration: t.successIntegration }[this.#mode];
+      return layout(
+        html`<div class="success" role="status">
+          <span class="success-mark">${checkGlyph}</span>
+          <h3>${title}</h3>
+          ${names ? html`<p class="muted">${t.successText(names)}</p>` : nothing}
+          <slot name="success"></slot>
+        </div>`,
+        html`<button class="button primary" @click=${() => this.requestClose('done')}>${t.done}</button>`,
+      );
+    }
+    const steps = this.#steps(setup);
+    const current = steps.indexOf(this.#step);
+    const names = { choose: t.stepChoose, connect: t.stepConnect, configure: t.stepConfigure };
+    const stepList = steps[1]
+      ? html`<ol part="steps" class="steps" aria-label=${t.stepsLabel}>
+          ${steps.map(
+            (step, i) =>
+              html`<li class=${i < current ? 'past' : ''} aria-current=${i === current ? 'step' : nothing}>
+                ${names[step as keyof typeof names]}
+              </li>`,
+          )}
+        </ol>`
+      : nothing;
+    const message = this.#message
+      ? html`<div part="message" class="message" role="alert">${alertGlyph}<p>${this.#message}</p></div>`
+      : nothing;
+    const back = (step: Step | undefined) =>
+      step ? html`<button class="button" @click=${() => this.#goTo(step)}>${t.back}</button>` : nothing;
+    const intro = (text: string) => html`${stepList}<p class="intro muted">${text}</p>`;
+
+    if (this.#step === 'choose') {
+      const name = setup.integration!.displayName;
+      if (!setup.workflows[0]) {
+        return layout(
+          html`<p class="empty muted">${t.noWorkflows(name)}</p>`,
+          html`<button class="button primary" @click=${() => this.requestClose('button')}>${t.close}</button>`,
+        );
+      }
+      return layout(
+        html`${intro(t.chooseIntro(name))}
+          <ul class="rows" role="list">
+            ${setup.workflows.map(
+              ({ workflowId, name, description }, i) => html`<li part="workflow" class="row">
+                <label class="row-head">
+                  <span class="row-text">
+                    <span class="row-name" id="workflow-${i}">${name}</span>
+                    ${description ? html`<span class="help muted" id="workflow-${i}-help">${description}</span>` : nothing}
+                  </span>
+                  <input
+                    part="switch"
+                    class="switch"
+                    type="checkbox"
+                    role="switch"
+                    aria-labelledby="workflow-${i}"
+                    aria-describedby=${description ? `workflow-${i}-help` : nothing}
+                    .checked=${this.#selected.has(workflowId)}
+                    @change=${({ target }: Event) =>
+                      this.#update(() => {
+                        const on = (target as HTMLInputElement).checked;
+                        this.#selected[on ? 'add' : 'delete'](workflowId);
+                      })}
+                  />
+                </label>
+              </li>`,
+            )}
+          </ul>`,
+        html`<button class="button primary" @click=${() => this.#goTo(this.#stepAfterChoosing(setup))}>
+          ${t.continue}
+        </button>`,
+      );
+    }
+
+    if (this.#step === 'connect') {
+      const integrations = this.#toConnect(setup);
+      return layout(
+        html`${intro(t.connectIntro)}
+          <ul class="rows" role="list">
+            ${integrations.map((integration, i) => this.#renderIntegration(integration, `integration-${i}`))}
+          </ul>
+          ${message}`,
+        html`${back(steps[current - 1])}
+          <button
+            class="button ${this.#missing(setup)[0] ? '' : 'primary'}"
+            @click=${() => this.#continueFromConnect(setup)}
+          >
+            ${t.continue}
+          </button>`,
+      );
+    }
+
+    const saving = this.#saveTask.status === PENDING;
+    const field = (f: SettingField) => this.#renderField(f.key, f.label, f.description, f.numeric ? 'number' : 'text');
+    const sections = this.#chosen(setup).map((parent) => {
+      const fields = settingFields(parent);
+      const blocks = variableBlocks(parent.blocks);
+      return html`<section>
+        ${setup.integration ? html`<h3 class="section-title">${parent.name}</h3>` : nothing}
+        ${
+          // Several blocks are told apart by their names; a single one needs no heading of its own.
+          blocks[1]
+            ? blocks.map(
+                (block) => html`<fieldset part="block" class="block">
+                  <legend class="muted">${block.name}</legend>
+                  ${fields.filter((f) => f.block === block.id).map(field)}
+                </fieldset>`,
+              )
+            : html`<div part="block" class="block">${fields.map(field)}</div>`
+        }
+      </section>`;
+    });
+    return layout(
+      html`${intro(this.#fieldCount ? t.configureIntro : t.noSettings)} ${message}
+        <form id="settings" novalidate @submit=${(event: Event) => this.#handleSave(event)}>${sections}</form>`,
+      html`${back(steps[current - 1])}
+        <button class="button primary" type="submit" form="settings" aria-disabled=${saving}>
+          ${saving ? html`${spinner}${t.saving}` : { install: t.enable, edit: t.saveChanges, integration: t.apply }[this.#mode]}
+        </button>`,
+      saving,
+    );
+  }
+
+  /** The connect step's row for one integration: its state, its action, and its parameters' form. */
+  #renderIntegration(integration: Integration, id: string) {
+    const t = this.#text;
+    const { name, displayName } = integration;
+    const parameters = integration.requiredParameters ?? [];
+    const connected = this.#connected.has(name);
+    const busy = this.#connectTask.status === PENDING && this.#connecting === name;
+    const failure = this.#errors.get(name);
+    const formOpen = parameters[0] && (!connected || this.#reopened.has(name));
+    let action: unknown = nothing;
+    if (!parameters[0]) {
+      action = html`<button
+        class="button ${connected ? '' : 'tonal'}"
+        aria-describedby="${id}-name ${id}-status"
+        aria-disabled=${busy}
+        @click=${() => this.#connectOAuth(integration)}
+      >
+        ${busy ? spinner : nothing} ${failure ? t.retry : connected ? t.reconnect : t.connect}
+      </button>`;
+    } else if (connected) {
+      action = html`<button
+        class="button"
+        aria-describedby="${id}-name"
+        aria-expanded=${!!formOpen}
+        @click=${() => this.#update(() => this.#reopened[formOpen ? 'delete' : 'add'](name))}
+      >
+        ${formOpen ? t.cancel : t.reconnect}
+      </button>`;
+    }
+    return html`<li part="integration" class="row integration">
+      <div class="row-head">
+        ${iconImage(integration.icon)}
+        <span class="row-text">
+          <span class="row-name" id="${id}-name">${displayName}</span>
+          <span class="status ${connected ? 'connected' : 'muted'}" id="${id}-status">
+            ${connected && !busy ? checkGlyph : nothing}
+            ${busy && !parameters[0] ? t.waitingForPopup(displayName) : connected ? t.connected : t.notConnected}
+          </span>
+        </span>
+        ${action}
+      </div>
+      ${
+        formOpen
+          ? html`<form class="parameters" novalidate @submit=${(event: SubmitEvent) => this.#submitParameters(event, integration)}>
+              ${parameters.map((p) =>
+                this.#renderField(
+                  parameterKey(name, p.name),
+                  p.displayName,
+                  p.description,
+                  SECRET_NAME.test(p.name) ? 'password' : 'text',
+                ),
+              )}
+              <button class="button tonal" type="submit" aria-describedby="${id}-name" aria-disabled=${busy}>
+                ${busy ? html`${spinner}${t.saving}` : t.saveParameters}
+              </button>
+            </form>`
+          : nothing
+      }
+      ${failure ? html`<p class="row-error danger" role="alert">${alertGlyph}<span>${failure}</span></p>` : nothing}
+    </li>`;
+  }
+
+  /**
+   * A labelled input with its help text and, after a failed save, its error, both tied to the
+   * input through `aria-describedby` so a screen reader reads them with the field.
+   */
+  #renderField(key: string, label: string, description: string | undefined, type: string) {
+    const id = `field-${this.#fieldCount++}`;
+    const error = this.#errors.get(key);
+    const describedBy = [description && `${id}-help`, error && `${id}-error`].filter(Boolean).join(' ');
+    return html`<div part="field" class="field">
+      <label part="label" for=${id}>${label}</label>
+      <input
+        part="input"
+        class="input"
+        id=${id}
+        type=${type}
+        step=${type === 'number' ? 'any' : nothing}
+        autocomplete="off"
+        spellcheck="false"
+        .value=${this.#values.get(key) ?? ''}
+        aria-invalid=${!!error}
+        aria-describedby=${describedBy || nothing}
+        @input=${({ target }: Event) => this.#setValue(key, (target as HTMLInputElement).value)}
+      />
+      ${description ? html`<p part="help" class="help muted" id="${id}-help">${description}</p>` : nothing}
+      ${error ? html`<p part="field-error" class="field-error danger" id="${id}-error">${alertGlyph}${error}</p>` : nothing}
+    </div>`;
   }
 }

@@ -1,6 +1,4 @@
-import { html, type PropertyValues, type TemplateResult } from 'lit';
-import { property, query } from 'lit/decorators.js';
-import { ifDefined } from 'lit/directives/if-defined.js';
+import { html, nothing, type PropertyDeclarations, type PropertyValues, type TemplateResult } from 'lit';
 import { emit, type HideReason } from '../events.js';
 import { ForgeElement } from '../forge-element.js';
 
@@ -11,27 +9,34 @@ import { ForgeElement } from '../forge-element.js';
  * of it renders), stop it in `sessionEnded()`, and render their content in `renderDialog()`.
  */
 export abstract class ForgeModalDialog extends ForgeElement {
-  @query('dialog') protected dialog!: HTMLDialogElement;
+  static override properties: PropertyDeclarations = {
+    open: { type: Boolean, reflect: true },
+    theme: { reflect: true },
+  };
 
   /** Whether the modal is open. Prefer `show()` and `hide()`, which answer when the transition is over. */
-  @property({ type: Boolean, reflect: true }) open = false;
+  open = false;
 
   /** Pins the colour scheme; without it the modal follows `prefers-color-scheme`. */
-  @property({ reflect: true }) theme?: 'light' | 'dark';
+  theme?: 'light' | 'dark';
 
-  private returnFocusTo?: HTMLElement;
+  #returnFocusTo?: HTMLElement | undefined;
   /** Set by a close the user asked for, once `forge-hide` was not canceled. */
-  private closeReason?: HideReason;
-  private pointerDownOnBackdrop = false;
+  #closeReason?: HideReason | undefined;
+  #pointerDownOnBackdrop = false;
   /** An open's work has started and not yet been stopped by a close or a removal. */
-  private inSession = false;
+  #inSession = false;
   /** `close` events still to come from our own `dialog.close()` calls (they are dispatched later). */
-  private ownCloseEvents = 0;
-  private showWaiters: Array<() => void> = [];
-  private hideWaiters: Array<() => void> = [];
+  #ownCloseEvents = 0;
+  #showWaiters: Array<() => void> = [];
+  #hideWaiters: Array<() => void> = [];
 
   protected abstract sessionStarted(): void;
   protected abstract sessionEnded(): void;
+
+  protected get dialog(): HTMLDialogElement {
+    return this.renderRoot?.querySelector('dialog') as HTMLDialogElement;
+  }
 
   override connectedCallback(): void {
     super.connectedCallback();
@@ -42,108 +47,111 @@ export abstract class ForgeModalDialog extends ForgeElement {
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     if (!this.open) return;
-    this.endSession();
+    this.#endSession();
     // A removed dialog keeps its `open` attribute but leaves the top layer; closing it lets a
     // reattached element show it as a modal again.
-    this.closeDialogElement();
+    this.#closeDialogElement();
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     super.willUpdate(changed);
-    if (this.open && !this.inSession && this.isConnected) {
-      this.inSession = true;
+    if (this.open && !this.#inSession && this.isConnected) {
+      this.#inSession = true;
       this.sessionStarted();
     }
   }
 
   protected override updated(changed: PropertyValues<this>): void {
     super.updated(changed);
-    if (this.open && !this.dialog.open && this.isConnected) this.openDialog();
-    else if (!this.open && changed.get('open') === true) this.closeDialog();
+    if (this.open && !this.dialog.open && this.isConnected) this.#openDialog();
+    else if (!this.open && changed.get('open')) this.#closeDialog();
   }
 
   /** Opens the modal; settles after `forge-after-show`. */
   show(): Promise<void> {
     if (this.open && this.dialog?.open) return Promise.resolve();
     this.open = true;
-    return new Promise((resolve) => this.showWaiters.push(resolve));
+    return new Promise((resolve) => this.#showWaiters.push(resolve));
   }
 
   /** Closes the modal, stopping any work under way; settles after `forge-after-hide`. */
   hide(): Promise<void> {
     if (!this.open) return Promise.resolve();
     this.open = false;
-    return new Promise((resolve) => this.hideWaiters.push(resolve));
+    return new Promise((resolve) => this.#hideWaiters.push(resolve));
   }
 
   /** A close the user asked for: the host may keep the modal open by canceling `forge-hide`. */
   protected requestClose(reason: HideReason): void {
     if (!emit(this, 'forge-hide', { reason }, { cancelable: true })) return;
-    this.closeReason = reason;
+    this.#closeReason = reason;
     this.open = false;
   }
 
-  protected renderDialog(content: unknown, { describedBy }: { describedBy?: string | undefined } = {}): TemplateResult {
+  protected renderDialog(content: unknown, describedBy: string | undefined): TemplateResult {
     return html`<dialog
       part="dialog"
       aria-labelledby="title"
-      aria-describedby=${ifDefined(describedBy)}
-      @cancel=${this.handleCancel}
-      @close=${this.handleNativeClose}
-      @pointerdown=${this.handlePointerDown}
-      @click=${this.handleDialogClick}
+      aria-describedby=${describedBy ?? nothing}
+      @cancel=${this.#handleCancel}
+      @close=${this.#handleNativeClose}
+      @pointerdown=${this.#handlePointerDown}
+      @click=${this.#handleDialogClick}
     >
       ${content}
     </dialog>`;
   }
 
-  private openDialog(): void {
-    this.returnFocusTo = deepActiveElement();
+  #openDialog(): void {
+    let active = document.activeElement;
+    // Inside shadow roots too, so focus can return to a button in one.
+    while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+    this.#returnFocusTo = active as HTMLElement;
     emit(this, 'forge-show', {});
     this.dialog.showModal();
     void this.updateComplete.then(() => {
       if (!this.open) return;
       emit(this, 'forge-after-show', {});
-      settle(this.showWaiters);
+      settle(this.#showWaiters);
     });
   }
 
-  private closeDialog(): void {
-    const reason = this.closeReason ?? 'method';
-    this.closeReason = undefined;
+  #closeDialog(): void {
+    const reason = this.#closeReason ?? 'method';
+    this.#closeReason = undefined;
     if (reason === 'method') emit(this, 'forge-hide', { reason });
-    this.endSession();
-    this.closeDialogElement();
+    this.#endSession();
+    this.#closeDialogElement();
     emit(this, 'forge-after-hide', { reason });
-    if (this.returnFocusTo?.isConnected) this.returnFocusTo.focus();
-    this.returnFocusTo = undefined;
-    settle(this.hideWaiters);
-    settle(this.showWaiters);
+    if (this.#returnFocusTo?.isConnected) this.#returnFocusTo.focus();
+    this.#returnFocusTo = undefined;
+    settle(this.#hideWaiters);
+    settle(this.#showWaiters);
   }
 
-  private endSession(): void {
-    this.inSession = false;
+  #endSession(): void {
+    this.#inSession = false;
     this.sessionEnded();
   }
 
-  private closeDialogElement(): void {
+  #closeDialogElement(): void {
     if (!this.dialog.open) return;
-    this.ownCloseEvents++;
+    this.#ownCloseEvents++;
     this.dialog.close();
   }
 
-  private handleCancel(event: Event): void {
+  #handleCancel(event: Event): void {
     // Chrome makes `cancel` uncancelable when Escape comes twice without other input in
     // between (https://github.com/whatwg/html/issues/10046); the dialog then closes by itself
-    // and `handleNativeClose` takes over.
+    // and `#handleNativeClose` takes over.
     if (!event.cancelable) return;
     event.preventDefault();
     this.requestClose('escape');
   }
 
-  private handleNativeClose(): void {
-    if (this.ownCloseEvents > 0) {
-      this.ownCloseEvents--;
+  #handleNativeClose(): void {
+    if (this.#ownCloseEvents > 0) {
+      this.#ownCloseEvents--;
       return;
     }
     if (!this.open) return;
@@ -151,37 +159,27 @@ export abstract class ForgeModalDialog extends ForgeElement {
       this.dialog.showModal();
       return;
     }
-    this.closeReason = 'escape';
+    this.#closeReason = 'escape';
     this.open = false;
   }
 
-  private handlePointerDown(event: PointerEvent): void {
-    this.pointerDownOnBackdrop = this.isBackdropEvent(event);
+  #handlePointerDown(event: PointerEvent): void {
+    this.#pointerDownOnBackdrop = this.#isBackdropEvent(event);
   }
 
-  private handleDialogClick(event: MouseEvent): void {
+  #handleDialogClick(event: MouseEvent): void {
     // A drag that starts in a field and ends outside must not close the modal.
-    if (this.pointerDownOnBackdrop && this.isBackdropEvent(event)) this.requestClose('backdrop');
-    this.pointerDownOnBackdrop = false;
+    if (this.#pointerDownOnBackdrop && this.#isBackdropEvent(event)) this.requestClose('backdrop');
+    this.#pointerDownOnBackdrop = false;
   }
 
   /** Clicks on the backdrop target the dialog itself, outside the box its content fills. */
-  private isBackdropEvent(event: MouseEvent): boolean {
-    if (event.target !== this.dialog) return false;
-    const box = this.dialog.getBoundingClientRect();
-    return (
-      event.clientX < box.left || event.clientX > box.right || event.clientY < box.top || event.clientY > box.bottom
-    );
+  #isBackdropEvent({ target, clientX: x, clientY: y }: MouseEvent): boolean {
+    const { left, right, top, bottom } = this.dialog.getBoundingClientRect();
+    return target === this.dialog && (x < left || x > right || y < top || y > bottom);
   }
 }
 
 function settle(waiters: Array<() => void>): void {
   for (const resolve of waiters.splice(0)) resolve();
-}
-
-/** The focused element, looking inside shadow roots, so focus can return to a button in one. */
-function deepActiveElement(): HTMLElement | undefined {
-  let active = document.activeElement;
-  while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
-  return active instanceof HTMLElement ? active : undefined;
 }

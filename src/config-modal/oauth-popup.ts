@@ -1,23 +1,8 @@
 import type { OAuthResultMessage } from '../api/types.js';
-
-export type OAuthFailureCode = 'oauth-blocked' | 'oauth-closed' | 'oauth-timeout' | 'oauth-denied' | 'connect-failed';
-
-/** Why an OAuth popup did not end with a connected account. */
-export class OAuthError extends Error {
-  override readonly name = 'OAuthError';
-  constructor(
-    readonly code: OAuthFailureCode,
-    /** What the service's callback page said, for `connect-failed`. */
-    readonly reason = '',
-  ) {
-    super(reason || code);
-  }
-}
+import { ForgeError } from '../events.js';
 
 const WIDTH = 520;
 const HEIGHT = 680;
-/** How often to look whether the user closed the popup (a cross-origin window fires no event). */
-const CLOSED_POLL_MS = 400;
 
 /**
  * Opens an empty popup for an integration's sign-in. Call it synchronously in the click
@@ -25,57 +10,54 @@ const CLOSED_POLL_MS = 400;
  * user activation is spent. Answers null when the browser blocked it.
  */
 export function openOAuthPopup(integration: string): Window | null {
-  const left = Math.round(window.screenX + Math.max(0, (window.outerWidth - WIDTH) / 2));
-  const top = Math.round(window.screenY + Math.max(0, (window.outerHeight - HEIGHT) / 3));
-  return window.open('', `forge-oauth-${integration}`, `popup,width=${WIDTH},height=${HEIGHT},left=${left},top=${top}`);
-}
-
-export interface OAuthWait {
-  popup: Window;
-  /** The one-time authorization URL from the service. */
-  url: string;
-  /** Only messages from this origin (the service's) are believed. */
-  serviceOrigin: string;
-  integration: string;
-  timeoutMs: number;
-  signal: AbortSignal;
+  const left = Math.round(screenX + Math.max(0, (outerWidth - WIDTH) / 2));
+  const top = Math.round(screenY + Math.max(0, (outerHeight - HEIGHT) / 3));
+  return open('', `forge-oauth-${integration}`, `popup,width=${WIDTH},height=${HEIGHT},left=${left},top=${top}`);
 }
 
 /**
- * Sends the popup to the authorization URL and waits for the service's callback page to post
- * its result. Rejects with an OAuthError when access is denied, the popup is closed first or
- * the time runs out, and with the signal's reason when aborted; the popup is closed then.
+ * Sends the popup to the one-time authorization `url` and waits for the service's callback page
+ * to post its result; only messages from `serviceOrigin` and from this popup are believed.
+ * Rejects with a ForgeError (`oauth-denied`, `oauth-closed`, `oauth-timeout`, or
+ * `connect-failed` with the callback's reason) and with the signal's reason when aborted; the
+ * popup is closed then.
  */
-export function waitForOAuth({ popup, url, serviceOrigin, integration, timeoutMs, signal }: OAuthWait): Promise<void> {
+export function waitForOAuth(
+  popup: Window,
+  url: string,
+  serviceOrigin: string,
+  integration: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     let closedOnce = false;
     const finish = (error?: unknown) => {
-      window.removeEventListener('message', onMessage);
+      removeEventListener('message', onMessage);
       signal.removeEventListener('abort', onAbort);
       clearInterval(poll);
       clearTimeout(timer);
-      if (error === undefined) return resolve();
-      if (!popup.closed) popup.close();
+      if (!error) return resolve();
+      popup.close();
       reject(error);
     };
-    const onMessage = (event: MessageEvent) => {
-      if (event.origin !== serviceOrigin || event.source !== popup) return;
-      const data = event.data as Partial<OAuthResultMessage> | null;
-      if (data?.type !== 'forge-oauth' || data.integration !== integration) return;
+    const onMessage = ({ origin, source, data }: MessageEvent<Partial<OAuthResultMessage> | null>) => {
+      if (origin !== serviceOrigin || source !== popup || data?.type !== 'forge-oauth') return;
+      if (data.integration !== integration) return;
       if (data.status === 'connected') finish();
-      else if (data.status === 'denied') finish(new OAuthError('oauth-denied'));
-      else finish(new OAuthError('connect-failed', data.message ?? ''));
+      else if (data.status === 'denied') finish(new ForgeError('oauth-denied', ''));
+      else finish(new ForgeError('connect-failed', data.message ?? ''));
     };
     const onAbort = () => finish(signal.reason);
-    // The callback page posts its message and then closes itself; waiting one more tick after
-    // seeing the popup closed lets a message already on its way arrive first.
+    // A cross-origin window fires no event when the user closes it, so look. The callback page
+    // posts its message and then closes itself; waiting one more look after seeing the popup
+    // closed lets a message already on its way arrive first.
     const poll = setInterval(() => {
-      if (!popup.closed) return;
-      if (closedOnce) finish(new OAuthError('oauth-closed'));
-      closedOnce = true;
-    }, CLOSED_POLL_MS);
-    const timer = setTimeout(() => finish(new OAuthError('oauth-timeout')), timeoutMs);
-    window.addEventListener('message', onMessage);
+      if (popup.closed && closedOnce) finish(new ForgeError('oauth-closed', ''));
+      closedOnce = popup.closed;
+    }, 400);
+    const timer = setTimeout(() => finish(new ForgeError('oauth-timeout', '')), timeoutMs);
+    addEventListener('message', onMessage);
     signal.addEventListener('abort', onAbort);
     if (signal.aborted) return onAbort();
     popup.location.href = url;

@@ -1,24 +1,18 @@
 import { Task, TaskStatus } from '@lit/task';
-import { html, nothing, type PropertyValues } from 'lit';
-import { property, query, state } from 'lit/decorators.js';
-import { ifDefined } from 'lit/directives/if-defined.js';
-import { live } from 'lit/directives/live.js';
-import { ForgeApiError } from '../api/client.js';
+import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
+import type { ForgeApiError } from '../api/embed-client.js';
 import type { ChildWorkflowSummary, ParentWorkflow } from '../api/types.js';
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
 import type { ConfigModalStrings } from '../config-modal/strings.js';
-import { emit, type ForgeErrorCode, type ForgeEvent } from '../events.js';
-import { ConfigError, ForgeElement } from '../forge-element.js';
+import { emit, errorDetail, type ForgeErrorCode, type ForgeEvent } from '../events.js';
+import { ForgeElement } from '../forge-element.js';
 import { safeIconUrl, themeStyles } from '../theme.js';
-import { TokenError } from '../token/token-source.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
 import { workflowListStyles } from './workflow-list.styles.js';
 
 /** A parent workflow as its row shows it, prepared once per load so each render stays cheap. */
 interface Offer {
-  id: string;
-  name: string;
-  description: string;
+  parent: ParentWorkflow;
   icons: { name: string; url: string | undefined }[];
   /** Lower-case text the filter box searches: name, description, integration names. */
   haystack: string;
@@ -32,26 +26,13 @@ interface Installed {
   /** What the switch shows: the user's latest choice. */
   wanted: boolean;
   /** A request for this workflow is under way. */
-  busy: boolean;
+  busy?: boolean;
 }
 
-function toOffer(parent: ParentWorkflow): Offer {
-  const icons = parent.integrations.map((i) => ({ name: i.displayName, url: safeIconUrl(i.icon) }));
-  const description = parent.description ?? '';
-  return {
-    id: parent.workflowId,
-    name: parent.name,
-    description,
-    icons,
-    haystack: [parent.name, description, ...icons.map((i) => i.name)].join('\n').toLowerCase(),
-  };
-}
-
-const installedFrom = (child: Pick<ChildWorkflowSummary, '_id' | 'active'>): Installed => ({
-  childId: child._id,
-  active: child.active,
-  wanted: child.active,
-  busy: false,
+const installedFrom = ({ _id, active }: Pick<ChildWorkflowSummary, '_id' | 'active'>): Installed => ({
+  childId: _id,
+  active,
+  wanted: active,
 });
 
 const isAbort = (error: unknown) => (error as Error | undefined)?.name === 'AbortError';
@@ -103,35 +84,41 @@ const isAbort = (error: unknown) => (error as Error | undefined)?.name === 'Abor
 export class ForgeWorkflowList extends ForgeElement {
   static override styles = [themeStyles, workflowListStyles];
 
-  @query('forge-config-modal') private modal?: ForgeConfigModal;
+  static override properties: PropertyDeclarations = {
+    integration: { reflect: true },
+    filterThreshold: { attribute: 'filter-threshold', type: Number },
+    theme: { reflect: true },
+    strings: { attribute: false },
+    modalStrings: { attribute: false },
+  };
 
   /** Show only the workflows that use this integration (its `name`, e.g. `slack`). */
-  @property({ reflect: true }) integration = '';
+  integration = '';
 
   /** The filter box appears when more workflows than this are on offer. */
-  @property({ attribute: 'filter-threshold', type: Number }) filterThreshold = 8;
+  filterThreshold = 8;
 
   /** Pins the color scheme; by default it follows the user's `prefers-color-scheme`. */
-  @property({ reflect: true }) theme?: 'light' | 'dark';
+  theme?: 'light' | 'dark';
 
   /** Replacements for any of the texts the list shows (English by default). */
-  @property({ attribute: false }) strings: Partial<WorkflowListStrings> = {};
+  strings: Partial<WorkflowListStrings> = {};
 
   /** Replacements for texts of the `<forge-config-modal>` the list opens (its `strings`). */
-  @property({ attribute: false }) modalStrings: Partial<ConfigModalStrings> = {};
+  modalStrings: Partial<ConfigModalStrings> = {};
 
+  // Private state: changes call requestUpdate() themselves.
   /** The texts in use: `strings` over the English defaults. */
-  private text: WorkflowListStrings = defaultWorkflowListStrings;
-  @state() private filterText = '';
+  #text = defaultWorkflowListStrings;
+  #filter = '';
   /** The parent workflow the modal is (or was last) open for. */
-  @state() private modalFor = '';
-
+  #modalFor = '';
   /** The user's child workflows by parent id. */
-  private installed = new Map<string, Installed>();
+  #installed = new Map<string, Installed>();
   /** Why a row's last action failed, by parent id. */
-  private rowErrors = new Map<string, string>();
+  #rowErrors = new Map<string, string>();
 
-  private readonly loadTask = new Task(this, {
+  #loadTask = new Task(this, {
     args: () => [this.apiBase, this.tokenUrl, this.tokenProvider, this.integration] as const,
     task: async ([, , , integration], { signal }) => {
       const { client, tokens } = this.connection();
@@ -140,178 +127,133 @@ export class ForgeWorkflowList extends ForgeElement {
         client.listWorkflows({ integration }, { signal }),
         client.getUser(userId, { signal }),
       ]);
-      return { offers: parents.map(toOffer), children: user.workflows };
-    },
-    onComplete: ({ children }) => {
-      const next = new Map<string, Installed>();
-      for (const child of children) {
-        const current = this.installed.get(child.parentId);
+      const installed = new Map<string, Installed>();
+      for (const child of user.workflows) {
+        const current = this.#installed.get(child.parentId);
         // A switch still talking to the service is newer than what this load read.
-        next.set(child.parentId, current?.busy ? current : installedFrom(child));
+        installed.set(child.parentId, current?.busy ? current : installedFrom(child));
       }
-      this.installed = next;
-      this.rowErrors.clear();
+      this.#installed = installed;
+      this.#rowErrors.clear();
+      return parents.map((parent): Offer => {
+        const icons = parent.integrations.map((i) => ({ name: i.displayName, url: safeIconUrl(i.icon) }));
+        const words = [parent.name, parent.description, ...icons.map((i) => i.name)];
+        return { parent, icons, haystack: words.join('\n').toLowerCase() };
+      });
     },
     onError: (error) => {
-      if (!isAbort(error)) this.report(error, 'load-failed');
+      if (!isAbort(error)) this.#report(error, 'load-failed');
     },
   });
 
   override connectedCallback(): void {
     super.connectedCallback();
     // A load cut short by disconnecting starts again when the element comes back.
-    if (this.loadTask.status === TaskStatus.ERROR && isAbort(this.loadTask.error)) void this.loadTask.run();
+    if (isAbort(this.#loadTask.error)) void this.#loadTask.run();
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    this.loadTask.abort();
+    this.#loadTask.abort();
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('strings')) this.text = { ...defaultWorkflowListStrings, ...this.strings };
+    if (changed.has('strings')) this.#text = { ...defaultWorkflowListStrings, ...this.strings };
   }
 
   /** Emits `forge-error` for a failure and answers the message to show. */
-  private report(error: unknown, code: ForgeErrorCode): string {
-    const message = error instanceof Error ? error.message : String(error);
-    const status = error instanceof ForgeApiError || error instanceof TokenError ? error.status : undefined;
-    emit(this, 'forge-error', {
-      code: error instanceof TokenError ? error.code : error instanceof ConfigError ? 'config' : code,
-      message,
-      ...(status === undefined ? {} : { status }),
-    });
-    return message;
+  #report(error: unknown, code: ForgeErrorCode): string {
+    const detail = errorDetail(error, code);
+    emit(this, 'forge-error', detail);
+    return detail.message;
   }
 
-  private handleToggle(parentId: string, event: Event): void {
-    const row = this.installed.get(parentId);
-    if (!row) return;
-    row.wanted = (event.target as HTMLInputElement).checked;
-    this.rowErrors.delete(parentId);
+  #handleToggle(parentId: string, row: Installed, { target }: Event): void {
+    row.wanted = (target as HTMLInputElement).checked;
+    this.#rowErrors.delete(parentId);
     this.requestUpdate();
-    if (!row.busy) void this.syncSwitch(parentId, row);
+    if (!row.busy) void this.#syncSwitch(parentId, row);
   }
 
   /**
    * Brings the service to where the switch stands, one request at a time: clicks made meanwhile
    * only move the switch, and the loop sends whatever still differs once a request settles.
    */
-  private async syncSwitch(parentId: string, row: Installed): Promise<void> {
+  async #syncSwitch(parentId: string, row: Installed): Promise<void> {
     row.busy = true;
     let target = row.wanted;
     try {
       while (row.wanted !== row.active) {
         target = row.wanted;
         const { client } = this.connection();
-        await (target ? client.activateWorkflow(row.childId) : client.deactivateWorkflow(row.childId));
+        await client[target ? 'activateWorkflow' : 'deactivateWorkflow'](row.childId);
         row.active = target;
         emit(this, 'forge-toggle', { workflowId: row.childId, active: target });
       }
     } catch (error) {
       row.wanted = row.active;
-      const message = this.report(error, 'toggle-failed');
-      if (error instanceof ForgeApiError && error.status === 404) {
+      const message = this.#report(error, 'toggle-failed');
+      const t = this.#text;
+      if ((error as ForgeApiError).status === 404) {
         // Removed behind the user's back (e.g. by the host): the row offers "Enable" again.
-        this.installed.delete(parentId);
-        this.rowErrors.set(parentId, this.text.removed);
+        this.#installed.delete(parentId);
+        this.#rowErrors.set(parentId, t.removed);
       } else {
-        this.rowErrors.set(parentId, (target ? this.text.turnOnFailed : this.text.turnOffFailed)(message));
+        this.#rowErrors.set(parentId, (target ? t.turnOnFailed : t.turnOffFailed)(message));
       }
-    } finally {
-      row.busy = false;
-      this.requestUpdate();
     }
-  }
-
-  private async openModal(parentId: string): Promise<void> {
-    this.modalFor = parentId;
-    await this.updateComplete;
-    await this.modal?.show();
-  }
-
-  private handleInstall(event: ForgeEvent<'forge-install'>): void {
-    const { parentId, workflowId } = event.detail;
-    // Children start switched on; the re-read below confirms it.
-    this.installed.set(parentId, installedFrom({ _id: workflowId, active: true }));
-    this.rowErrors.delete(parentId);
+    row.busy = false;
     this.requestUpdate();
-    void this.rereadChild(workflowId);
+  }
+
+  async #openModal(parentId: string): Promise<void> {
+    this.#modalFor = parentId;
+    this.requestUpdate();
+    await this.updateComplete;
+    await this.renderRoot.querySelector<ForgeConfigModal>('forge-config-modal')!.show();
+  }
+
+  #handleInstall({ detail: { parentId, workflowId } }: ForgeEvent<'forge-install'>): void {
+    // Children start switched on; the re-read below confirms it.
+    this.#installed.set(parentId, installedFrom({ _id: workflowId, active: true }));
+    void this.#rereadChild(parentId, workflowId);
   }
 
   /** Re-reads one child workflow the modal saved, instead of the whole list. */
-  private async rereadChild(childId: string): Promise<void> {
-    const parentId = [...this.installed].find(([, row]) => row.childId === childId)?.[0];
+  async #rereadChild(parentId: string, childId: string): Promise<void> {
+    this.#rowErrors.delete(parentId);
+    this.requestUpdate();
     try {
       const child = await this.connection().client.getWorkflow(childId);
-      if (!this.installed.get(child.parentId)?.busy) this.installed.set(child.parentId, installedFrom(child));
+      if (!this.#installed.get(parentId)?.busy) this.#installed.set(parentId, installedFrom(child));
     } catch (error) {
-      const message = this.report(error, 'load-failed');
-      if (parentId) this.rowErrors.set(parentId, this.text.refreshFailed(message));
+      this.#rowErrors.set(parentId, this.#text.refreshFailed(this.#report(error, 'load-failed')));
     }
     this.requestUpdate();
-  }
-
-  private async handleRetry(): Promise<void> {
-    await this.refresh();
-    // The retry button is gone once the list shows; keep keyboard users where the content is.
-    if (this.loadTask.status === TaskStatus.COMPLETE) {
-      this.renderRoot.querySelector<HTMLElement>('[data-landing]')?.focus();
-    }
   }
 
   /** Loads the workflows and the user's choices again; resolves once they are shown. */
   async refresh(): Promise<void> {
-    await this.loadTask.run();
+    await this.#loadTask.run();
     await this.updateComplete;
   }
 
-  private renderSkeleton() {
-    return html`<div class="skeleton" part="skeleton" aria-hidden="true">
-      ${[0, 1, 2].map(
-        () => html`<div class="row">
-          <span class="bone tile"></span>
-          <span class="text"><span class="bone line"></span><span class="bone line short"></span></span>
-          <span class="bone pill"></span>
-        </div>`,
-      )}
-    </div>`;
-  }
-
-  private renderError(error: unknown, retrying: boolean) {
-    const message = error instanceof Error ? error.message : String(error);
-    return html`<div class="message" part="error">
-      <div role="alert">
-        <p class="message-title">${this.text.loadFailed}</p>
-        <p class="muted">${message}</p>
-      </div>
-      <button
-        type="button"
-        class="button"
-        part="retry-button"
-        aria-disabled=${retrying ? 'true' : 'false'}
-        @click=${() => retrying || this.handleRetry()}
-      >
-        ${this.text.retry}
-      </button>
-    </div>`;
-  }
-
-  private renderRow(offer: Offer) {
-    const row = this.installed.get(offer.id);
-    const error = this.rowErrors.get(offer.id);
+  #renderRow({ parent: { workflowId: id, name, description }, icons }: Offer) {
+    const t = this.#text;
+    const row = this.#installed.get(id);
+    const error = this.#rowErrors.get(id);
     return html`<li class="row" part="row">
       <span class="icons" part="icons">
-        ${offer.icons.map(({ name, url }) =>
+        ${icons.map(({ name, url }) =>
           url
             ? html`<img class="icon" src=${url} alt=${name} title=${name} width="28" height="28" loading="lazy" />`
-            : html`<span class="icon letter" role="img" aria-label=${name} title=${name}>${name.charAt(0)}</span>`,
+            : html`<span class="icon letter muted" role="img" aria-label=${name} title=${name}>${name[0]}</span>`,
         )}
       </span>
       <span class="text">
-        <span class="name" part="name">${offer.name}</span>
-        ${offer.description ? html`<span class="description" part="description">${offer.description}</span>` : nothing}
-        ${error ? html`<span class="error-text" part="row-error" role="alert">${error}</span>` : nothing}
+        <span class="name" part="name">${name}</span>
+        ${description ? html`<span class="small muted" part="description">${description}</span>` : nothing}
+        ${error ? html`<span class="small danger" part="row-error" role="alert">${error}</span>` : nothing}
       </span>
       <span class="actions">
         ${
@@ -321,94 +263,113 @@ export class ForgeWorkflowList extends ForgeElement {
                 role="switch"
                 class="switch"
                 part="switch"
-                aria-label=${offer.name}
-                .checked=${live(row.wanted)}
-                @change=${(event: Event) => this.handleToggle(offer.id, event)}
+                aria-label=${name}
+                .checked=${row.wanted}
+                @change=${(event: Event) => this.#handleToggle(id, row, event)}
               />`
             : nothing
         }
         <button
           type="button"
-          class=${row ? 'button' : 'button enable'}
-          part=${row ? 'button configure-button' : 'button enable-button'}
-          @click=${() => this.openModal(offer.id)}
+          class="button ${row ? '' : 'tonal'}"
+          part="button ${row ? 'configure' : 'enable'}-button"
+          @click=${() => this.#openModal(id)}
         >
-          ${row ? this.text.configure : this.text.enable}<span class="visually-hidden"> ${offer.name}</span>
+          ${row ? t.configure : t.enable}<span class="visually-hidden"> ${name}</span>
         </button>
       </span>
     </li>`;
   }
 
-  private renderOffers(offers: Offer[], shown: Offer[], busy: boolean) {
-    if (offers.length === 0) {
-      return html`<div class="message" part="empty">
-        <p class="message-title" tabindex="-1" data-landing>${this.text.empty}</p>
-        <p class="muted">${this.text.emptyHint}</p>
+  override render() {
+    const t = this.#text;
+    const { status, value: offers, error } = this.#loadTask;
+    const pending = status === TaskStatus.PENDING;
+    // A reload after a failure keeps the failure (and its retry button) on screen until it
+    // answers, rather than flashing the skeleton.
+    const failed = !offers && error !== undefined && !isAbort(error);
+    // Only a filter box on screen filters: a list that shrank below the threshold shows all.
+    const filtering = offers && offers.length > this.filterThreshold;
+    const needle = filtering ? this.#filter.trim().toLowerCase() : '';
+    const shown = offers?.filter((offer) => offer.haystack.includes(needle));
+    let content: unknown;
+    if (failed) {
+      content = html`<div class="message" part="error">
+        <div role="alert">
+          <p class="title">${t.loadFailed}</p>
+          <p class="muted">${(error as Error).message}</p>
+        </div>
+        <button
+          type="button"
+          class="button"
+          part="retry-button"
+          aria-disabled=${pending}
+          @click=${async () => {
+            if (pending) return;
+            await this.refresh();
+            // The retry button is gone once the list shows; keep keyboard users where the content is.
+            this.renderRoot.querySelector<HTMLElement>('[data-landing]')?.focus();
+          }}
+        >
+          ${t.retry}
+        </button>
       </div>`;
-    }
-    return html`
-      ${
-        offers.length > this.filterThreshold
+    } else if (!offers) {
+      content = html`<div class="skeleton" part="skeleton" aria-hidden="true">
+        ${[0, 1, 2].map(
+          () => html`<div class="row">
+            <span class="bone tile"></span>
+            <span class="text"><span class="bone line"></span><span class="bone line short"></span></span>
+            <span class="bone pill"></span>
+          </div>`,
+        )}
+      </div>`;
+    } else if (!offers[0]) {
+      content = html`<div class="message" part="empty">
+        <p class="title" tabindex="-1" data-landing>${t.empty}</p>
+        <p class="muted">${t.emptyHint}</p>
+      </div>`;
+    } else {
+      content = html`${
+        filtering
           ? html`<input
               type="search"
-              class="filter"
+              class="input"
               part="filter"
-              aria-label=${this.text.filterLabel}
-              placeholder=${this.text.filterLabel}
-              .value=${live(this.filterText)}
-              @input=${(event: Event) => {
-                this.filterText = (event.target as HTMLInputElement).value;
+              aria-label=${t.filterLabel}
+              placeholder=${t.filterLabel}
+              .value=${this.#filter}
+              @input=${({ target }: Event) => {
+                this.#filter = (target as HTMLInputElement).value;
+                this.requestUpdate();
               }}
             />`
           : nothing
       }
       ${
-        shown.length > 0
-          ? html`<ul class="list" part="list" aria-label=${this.text.listLabel} aria-busy=${busy} tabindex="-1" data-landing>
-              ${shown.map((offer) => this.renderRow(offer))}
+        shown![0]
+          ? html`<ul class="list" part="list" aria-label=${t.listLabel} aria-busy=${pending} tabindex="-1" data-landing>
+              ${shown!.map((offer) => this.#renderRow(offer))}
             </ul>`
-          : html`<p class="message muted">${this.text.noMatches(this.filterText.trim())}</p>`
-      }
-    `;
-  }
-
-  override render() {
-    const { status, value, error } = this.loadTask;
-    const offers = value?.offers;
-    const pending = status === TaskStatus.PENDING;
-    // A reload after a failure keeps the failure (and its retry button) on screen until it
-    // answers, rather than flashing the skeleton.
-    const failed = status === TaskStatus.ERROR || (pending && !offers && error !== undefined);
-    // Only a filter box on screen filters: a list that shrank below the threshold shows all.
-    const needle = offers && offers.length > this.filterThreshold ? this.filterText.trim().toLowerCase() : '';
-    const shown = offers && needle ? offers.filter((offer) => offer.haystack.includes(needle)) : offers;
-    const announcement =
-      !offers && !failed
-        ? this.text.loading
-        : offers && shown && needle
-          ? this.text.matchCount(shown.length, offers.length)
-          : '';
+          : html`<p class="message muted">${t.noMatches(this.#filter.trim())}</p>`
+      }`;
+    }
+    const announcement = !offers && !failed ? t.loading : needle ? t.matchCount(shown!.length, offers!.length) : '';
     return html`<div class="base" part="base">
         <p class="visually-hidden" role="status">${announcement}</p>
-        ${
-          failed
-            ? this.renderError(error, pending)
-            : offers && shown
-              ? this.renderOffers(offers, shown, pending)
-              : this.renderSkeleton()
-        }
+        ${content}
       </div>
       ${
-        this.modalFor
+        this.#modalFor
           ? html`<forge-config-modal
               api-base=${this.apiBase}
-              token-url=${ifDefined(this.tokenUrl || undefined)}
+              token-url=${this.tokenUrl || nothing}
               .tokenProvider=${this.tokenProvider}
-              workflow-id=${this.modalFor}
-              theme=${ifDefined(this.theme)}
+              workflow-id=${this.#modalFor}
+              theme=${this.theme ?? nothing}
               .strings=${this.modalStrings}
-              @forge-install=${this.handleInstall}
-              @forge-update=${(event: ForgeEvent<'forge-update'>) => this.rereadChild(event.detail.workflowId)}
+              @forge-install=${this.#handleInstall}
+              @forge-update=${({ detail }: ForgeEvent<'forge-update'>) => this.#rereadChild(this.#modalFor, detail.workflowId)}
             ></forge-config-modal>`
           : nothing
       }`;

@@ -1,0 +1,186 @@
+import type {
+  ChildWorkflow,
+  ConnectedIntegration,
+  FieldError,
+  InstallRequest,
+  InstallResponse,
+  OAuthStart,
+  ParentWorkflow,
+  ProblemDocument,
+  SetVariablesResponse,
+  UserWithWorkflows,
+  VariableValues,
+} from './types.js';
+
+export const API_VERSION_PATH = '/forge/2021-12';
+
+/**
+ * Every failure of a call: the service's problem document, or a network failure (`status` 0).
+ * `errors` lists field errors of a 400, each with the `path` of the field.
+ */
+export class ForgeApiError extends Error {
+  override readonly name = 'ForgeApiError';
+  readonly status: number;
+  readonly type: string;
+  readonly title: string;
+  readonly detail: string;
+  readonly errors: FieldError[];
+  /** The whole problem document, with any extension members (a 409's `workflowId`). */
+  readonly problem: ProblemDocument;
+
+  constructor(problem: ProblemDocument) {
+    super(problem.detail || problem.title);
+    this.problem = problem;
+    this.status = problem.status;
+    this.type = problem.type;
+    this.title = problem.title;
+    this.detail = problem.detail;
+    this.errors = problem.errors ?? [];
+  }
+}
+
+/**
+ * The credential for each call: the host's API key (backend only), a user token, or a function
+ * that answers one. A function is asked again with `{refresh: true}` after a 401, and the call
+ * is retried once with what it answers.
+ */
+export type CredentialSource =
+  | string
+  | ((options: { refresh: boolean; signal?: AbortSignal }) => Promise<string> | string);
+
+export interface ForgeClientOptions {
+  /** The service origin, e.g. `http://localhost:4010` (the version path is added). */
+  baseUrl: string;
+  credential: CredentialSource;
+  /** A fetch to use instead of the global one. */
+  fetch?: typeof fetch;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+const enc = encodeURIComponent;
+
+/**
+ * The operations of the service's embed surface, which take a user token: what the elements
+ * call from a browser. `ForgeClient` (`forge-embed/client`) adds the API-key operations of a
+ * host's backend. List operations answer the array inside the service's `{data}` envelope.
+ */
+export class ForgeEmbedClient {
+  readonly baseUrl: string;
+  readonly #credential: CredentialSource;
+  readonly #fetch: typeof fetch;
+
+  constructor({ baseUrl, credential, fetch: fetchImpl }: ForgeClientOptions) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '').replace(new RegExp(`${API_VERSION_PATH}$`), '');
+    this.#credential = credential;
+    this.#fetch = fetchImpl ?? ((...args) => globalThis.fetch(...args));
+  }
+
+  /** Active parent workflows of the host account, optionally those using one integration. */
+  async listWorkflows(query: { integration?: string } = {}, options?: CallOptions): Promise<ParentWorkflow[]> {
+    const search = query.integration ? `?integration=${enc(query.integration)}` : '';
+    return (await this.request<{ data: ParentWorkflow[] }>('GET', `/workflow${search}`, undefined, options)).data;
+  }
+
+  /** With a user token, only the token's own user. */
+  getUser(userId: string, options?: CallOptions): Promise<UserWithWorkflows> {
+    return this.request('GET', `/user/${enc(userId)}`, undefined, options);
+  }
+
+  /** One child workflow with its blocks and current variable values (extension). */
+  getWorkflow(workflowId: string, options?: CallOptions): Promise<ChildWorkflow> {
+    return this.request('GET', `/workflow/${enc(workflowId)}`, undefined, options);
+  }
+
+  /** Installs a parent workflow for the token's user (extension); answers the child's id. */
+  installWorkflow(parentId: string, body: InstallRequest = {}, options?: CallOptions): Promise<InstallResponse> {
+    return this.request('POST', `/workflow/${enc(parentId)}/install`, body, options);
+  }
+
+  activateWorkflow(workflowId: string, options?: CallOptions): Promise<{ activated: true }> {
+    return this.request('PUT', `/workflow/${enc(workflowId)}/activate`, undefined, options);
+  }
+
+  deactivateWorkflow(workflowId: string, options?: CallOptions): Promise<{ activated: false }> {
+    return this.request('PUT', `/workflow/${enc(workflowId)}/deactivate`, undefined, options);
+  }
+
+  setVariables(
+    workflowId: string,
+    blockId: string,
+    values: VariableValues,
+    options?: CallOptions,
+  ): Promise<SetVariablesResponse> {
+    return this.request('PATCH', `/workflow/${enc(workflowId)}/variables/${enc(blockId)}`, values, options);
+  }
+
+  /** Which integrations the token's user has connected (extension; never secrets). */
+  async listCredentials(options?: CallOptions): Promise<ConnectedIntegration[]> {
+    return (await this.request<{ data: ConnectedIntegration[] }>('GET', '/credentials', undefined, options)).data;
+  }
+
+  /** Stores an integration's required parameters for the token's user. */
+  saveCredential(
+    integration: string,
+    values: Record<string, string>,
+    options?: CallOptions,
+  ): Promise<ConnectedIntegration> {
+    return this.request('POST', `/credentials/${enc(integration)}`, values, options);
+  }
+
+  /** A one-time URL that starts the OAuth flow in a popup. */
+  startOAuth(integration: string, options?: CallOptions): Promise<OAuthStart> {
+    return this.request('POST', `/credentials/${enc(integration)}/oauth`, undefined, options);
+  }
+
+  async request<T>(method: string, path: string, body?: unknown, { signal }: CallOptions = {}): Promise<T> {
+    let response = await this.#send(method, path, body, signal, false);
+    if (response.status === 401 && typeof this.#credential === 'function') {
+      response = await this.#send(method, path, body, signal, true);
+    }
+    let parsed: Partial<ProblemDocument> | undefined;
+    try {
+      parsed = JSON.parse(await response.text());
+    } catch {
+      // An empty or non-JSON body: a success answers undefined, a failure the problem below.
+    }
+    if (response.ok) return parsed as T;
+    throw new ForgeApiError(
+      parsed?.status && parsed.title
+        ? (parsed as ProblemDocument)
+        : {
+            type: 'about:blank',
+            title: response.statusText || 'Error',
+            status: response.status,
+            detail: `The service answered ${response.status} without a problem document. Check that ${this.baseUrl} is a Forge service.`,
+          },
+    );
+  }
+
+  async #send(method: string, path: string, body: unknown, signal: AbortSignal | undefined, refresh: boolean) {
+    const credential = this.#credential;
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${typeof credential === 'function' ? await credential({ refresh, signal }) : credential}`,
+      Accept: 'application/json',
+    };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    try {
+      return await this.#fetch(`${this.baseUrl}${API_VERSION_PATH}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new ForgeApiError({
+        type: 'about:blank',
+        title: 'Network error',
+        status: 0,
+        detail: `Could not reach the Forge service at ${this.baseUrl} (${(error as Error).message}). Check the address and your connection, then try again.`,
+      });
+    }
+  }
+}
