@@ -12,6 +12,12 @@ import type { DetailedHTMLProps, HTMLAttributes } from 'react';
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
 import type { ForgeEvent, ForgeEventName } from '../events.js';
 import type { ForgeWorkflowList } from '../workflow-list/workflow-list.js';
+import type {
+  ConfigModalEventName,
+  ConfigModalProperties,
+  WorkflowListEventName,
+  WorkflowListProperties,
+} from './element-props.js';
 
 type Handlers<Names extends ForgeEventName> = { [K in Names as `on${K}`]?: (event: ForgeEvent<K>) => void };
 
@@ -23,30 +29,8 @@ interface SharedProps {
 
 export interface ForgeConfigModalJsxProps
   extends SharedProps,
-    Partial<
-      Pick<
-        ForgeConfigModal,
-        | 'apiBase'
-        | 'tokenUrl'
-        | 'tokenProvider'
-        | 'workflowId'
-        | 'integration'
-        | 'open'
-        | 'theme'
-        | 'strings'
-        | 'oauthTimeout'
-      >
-    >,
-    Handlers<
-      | 'forge-show'
-      | 'forge-after-show'
-      | 'forge-hide'
-      | 'forge-after-hide'
-      | 'forge-install'
-      | 'forge-update'
-      | 'forge-toggle'
-      | 'forge-error'
-    >,
+    ConfigModalProperties,
+    Handlers<ConfigModalEventName>,
     DetailedHTMLProps<HTMLAttributes<ForgeConfigModal>, ForgeConfigModal> {
   'workflow-id'?: string;
   'oauth-timeout'?: number | string;
@@ -54,20 +38,8 @@ export interface ForgeConfigModalJsxProps
 
 export interface ForgeWorkflowListJsxProps
   extends SharedProps,
-    Partial<
-      Pick<
-        ForgeWorkflowList,
-        | 'apiBase'
-        | 'tokenUrl'
-        | 'tokenProvider'
-        | 'integration'
-        | 'theme'
-        | 'strings'
-        | 'modalStrings'
-        | 'filterThreshold'
-      >
-    >,
-    Handlers<'forge-toggle' | 'forge-install' | 'forge-update' | 'forge-error'>,
+    WorkflowListProperties,
+    Handlers<WorkflowListEventName>,
     DetailedHTMLProps<HTMLAttributes<ForgeWorkflowList>, ForgeWorkflowList> {
   'filter-threshold'?: number | string;
 }

@@ -12,9 +12,13 @@
  * ```
  */
 import type { DefineComponent } from 'vue';
-import type { ForgeConfigModal } from '../config-modal/config-modal.js';
 import type { ForgeEvent, ForgeEventName } from '../events.js';
-import type { ForgeWorkflowList } from '../workflow-list/workflow-list.js';
+import type {
+  ConfigModalEventName,
+  ConfigModalProperties,
+  WorkflowListEventName,
+  WorkflowListProperties,
+} from './element-props.js';
 
 /** `@forge-toggle` in a template is the `onForgeToggle` prop to Vue's type checker. */
 type Handlers<Names extends ForgeEventName> = {
@@ -27,38 +31,9 @@ type PascalCase<S extends string> = S extends `${infer Head}-${infer Tail}`
   : Capitalize<S>;
 
 /** Vue's type checker matches `api-base="…"` and `:tokenProvider="…"` to these camelCase props. */
-export type ForgeConfigModalVueProps = Partial<
-  Pick<
-    ForgeConfigModal,
-    | 'apiBase'
-    | 'tokenUrl'
-    | 'tokenProvider'
-    | 'workflowId'
-    | 'integration'
-    | 'open'
-    | 'theme'
-    | 'strings'
-    | 'oauthTimeout'
-  >
-> &
-  Handlers<
-    | 'forge-show'
-    | 'forge-after-show'
-    | 'forge-hide'
-    | 'forge-after-hide'
-    | 'forge-install'
-    | 'forge-update'
-    | 'forge-toggle'
-    | 'forge-error'
-  >;
+export type ForgeConfigModalVueProps = ConfigModalProperties & Handlers<ConfigModalEventName>;
 
-export type ForgeWorkflowListVueProps = Partial<
-  Pick<
-    ForgeWorkflowList,
-    'apiBase' | 'tokenUrl' | 'tokenProvider' | 'integration' | 'theme' | 'strings' | 'modalStrings' | 'filterThreshold'
-  >
-> &
-  Handlers<'forge-toggle' | 'forge-install' | 'forge-update' | 'forge-error'>;
+export type ForgeWorkflowListVueProps = WorkflowListProperties & Handlers<WorkflowListEventName>;
 
 declare module 'vue' {
   interface GlobalComponents {
