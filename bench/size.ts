@@ -38,7 +38,7 @@ export function buildFloor(): string {
 
 /** The single-file CDN bundle that `npm run build` writes, as package.json's `unpkg` names it. */
 export function cdnBundlePath(): string {
-  const pkg = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { unpkg?: string };
+  const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { unpkg?: string };
   if (!pkg.unpkg) {
     throw new Error('package.json names no CDN bundle (its "unpkg" field); the bench measures that file.');
   }
