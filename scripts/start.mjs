@@ -1,7 +1,7 @@
 // `npm start`: builds, then runs the local Forge service (demo catalog, database under .forge/),
 // the sandbox the demo workflows call (when it is built), and the demo host app, and prints the
 // URL to open. Ctrl-C stops all of them. PORT changes the demo's port (default 8000),
-// FORGE_PORT the service's (default 4010).
+// FORGE_PORT the service's (default 4010), SANDBOX_PORT the sandbox's (default 4011).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 
 const PORT = Number(process.env.PORT ?? 8000);
 const FORGE_PORT = Number(process.env.FORGE_PORT ?? 4010);
+const SANDBOX_PORT = Number(process.env.SANDBOX_PORT ?? 4011);
 const STATE = '.forge';
 const serviceUrl = `http://localhost:${FORGE_PORT}`;
 const demoUrl = `http://localhost:${PORT}`;
@@ -21,6 +22,7 @@ if (!existsSync('node_modules')) {
 for (const [name, port] of [
   ['PORT', PORT],
   ['FORGE_PORT', FORGE_PORT],
+  ['SANDBOX_PORT', SANDBOX_PORT],
 ]) {
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     console.error(`${name} must be a port number from 1 to 65535; got "${process.env[name]}".`);
@@ -42,12 +44,16 @@ if (!existsSync(keyFile))
   writeFileSync(keyFile, `forge_sk_${randomBytes(24).toString('base64url')}\n`, { mode: 0o600 });
 const apiKey = process.env.FORGE_API_KEY || readFileSync(keyFile, 'utf8').trim();
 
-// The sandbox stands in for the APIs the demo workflows call (Slack, HubSpot, …) on port 4011,
-// the address the demo catalog's HTTP blocks use.
+// The sandbox stands in for the APIs the demo workflows call (Slack, HubSpot, …); the service
+// points the demo catalog's HTTP blocks at it (FORGE_SANDBOX_URL).
 const SANDBOX = 'dist/server/sandbox.js';
 const SANDBOX_MAIN = `
 import { startSandbox } from ${JSON.stringify(pathToFileURL(resolve(SANDBOX)).href)};
-const sandbox = await startSandbox();
+const sandbox = await startSandbox({ port: ${SANDBOX_PORT} }).catch((error) => {
+  if (error.code !== 'EADDRINUSE') throw error;
+  console.error('Port ${SANDBOX_PORT} is in use. Stop what runs there, or start with another SANDBOX_PORT, e.g. SANDBOX_PORT=4012 npm start.');
+  process.exit(1);
+});
 console.log('Sandbox (stand-in for Slack, HubSpot, Stripe, …) listening on ' + sandbox.url);
 const stop = () => sandbox.close().then(() => process.exit(0));
 process.on('SIGINT', stop);
@@ -113,6 +119,7 @@ async function main() {
   run('service', ['dist/server/main.js', '--port', String(FORGE_PORT), '--db', join(STATE, 'forge.db')], {
     FORGE_API_KEY: apiKey,
     FORGE_ALLOWED_ORIGINS: `${demoUrl},http://127.0.0.1:${PORT}`,
+    FORGE_SANDBOX_URL: `http://localhost:${SANDBOX_PORT}`,
   });
   if (!(await waitFor('The Forge service', `${serviceUrl}/forge/2021-12/.well-known/jwks.json`))) return;
 
