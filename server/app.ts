@@ -12,6 +12,7 @@ import { type Access, bodyOf, checkAccess, Router } from './router.js';
 import { LOCAL_PROVIDER_PREFIX, registerCredentials } from './routes/credentials.js';
 import { registerHooks } from './routes/hooks.js';
 import { registerSettings } from './routes/settings.js';
+import { registerSetup } from './routes/setup.js';
 import { registerUsers } from './routes/users.js';
 import { registerWorkflows } from './routes/workflows.js';
 import { DEFAULT_SANDBOX_URL } from './sandbox.js';
@@ -94,6 +95,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   registerUsers(router, deps);
   registerWorkflows(router, deps);
   registerCredentials(router, deps);
+  registerSetup(router, deps);
   registerHooks(router, engine);
   registerSettings(router, deps, delivery);
   router.add('GET', '/.well-known/jwks.json', 'public', () => ({ body: credentials.jwks }));

@@ -46,6 +46,24 @@ async function connectedUser() {
 const writes = (requests: ReturnType<typeof recordRequests>['requests']) =>
   requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${new URL(r.url).pathname.split('/2021-12')[1]}`);
 
+/** The requests an open makes until the modal shows `selector`: the token's path, the service's path and query. */
+async function requestsToOpen(el: HTMLElement & { show(): Promise<void> }, selector: string): Promise<string[]> {
+  const { requests, restore } = recordRequests();
+  try {
+    await el.show();
+    await until(el, selector);
+  } finally {
+    restore();
+  }
+  return requests.map(({ method, url }) => {
+    const { pathname, search } = new URL(url);
+    // The token URL carries the test user's id; only where it goes matters here.
+    return pathname.startsWith('/forge/')
+      ? `${method} ${pathname.split('/2021-12')[1]}${search}`
+      : `${method} ${pathname}`;
+  });
+}
+
 describe('<forge-config-modal> edit', () => {
   it('pre-fills the user’s values and PATCHes only what changed', async () => {
     const userId = await connectedUser();
@@ -75,6 +93,20 @@ describe('<forge-config-modal> edit', () => {
       { workflowId: childId, blockIds: [SETTINGS_BLOCK] },
     ]);
     expect(events.some((e) => e.type === 'forge-install')).to.equal(false);
+  });
+
+  it('opens an installed workflow with one token fetch and one request for everything else', async () => {
+    const userId = await connectedUser();
+    await install(userId, STRIPE_TO_SLACK, { [SETTINGS_BLOCK]: { channel: '#mine', minimumAmount: 5 } });
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    expect(await requestsToOpen(el, 'form#settings')).to.deep.equal([
+      'GET /test-host/token',
+      `GET /setup?workflowId=${STRIPE_TO_SLACK}`,
+    ]);
+    // That one answer was enough to open the user's copy with their values.
+    expect(el.shadowRoot!.querySelector('h2')!.textContent).to.include('Edit');
+    expect(field(el, 'Channel').value).to.equal('#mine');
+    expect(field(el, 'Minimum amount').value).to.equal('5');
   });
 
   it('sends nothing and fires nothing when nothing changed', async () => {
@@ -197,8 +229,7 @@ describe('<forge-config-modal> for an integration', () => {
     const editedId = await install(userId, HUBSPOT_TO_SLACK);
     const el = await modalFixture({ userId, integration: 'slack' });
     const events = recordEvents(el, ALL_EVENTS);
-    await el.show();
-    await until(el, '.switch');
+    expect(await requestsToOpen(el, '.switch')).to.deep.equal(['GET /test-host/token', 'GET /setup?integration=slack']);
     expect(el.shadowRoot!.querySelector('h2')!.textContent).to.equal('Set up Slack');
 
     const switches = [...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[role="switch"]')];

@@ -166,7 +166,7 @@ describe('<forge-config-modal> save failures', () => {
     const userId = await createUser();
     const { faultyBase } = await serviceInfo();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK, apiBase: faultyBase });
-    await injectFault('GET', '/credentials$', 500);
+    await injectFault('GET', '/setup$', 500);
     const { text, errors } = await openExpectingError(el);
     expect(text).to.include('The service failed to answer');
     expect(errors[0]).to.include({ code: 'load-failed', status: 500 });

@@ -7,6 +7,8 @@ import type {
   OAuthStart,
   ParentWorkflow,
   ProblemDocument,
+  Setup,
+  SetupQuery,
   SetVariablesResponse,
   UserWithWorkflows,
   VariableValues,
@@ -92,6 +94,17 @@ export class ForgeEmbedClient {
   /** One child workflow with its blocks and current variable values (extension). */
   getWorkflow(workflowId: string, options?: CallOptions): Promise<ChildWorkflow> {
     return this.request('GET', `/workflow/${enc(workflowId)}`, undefined, options);
+  }
+
+  /**
+   * Everything the configuration modal opens with, in one request (extension): the parent asked
+   * for or the integration's active parents, the user's copies of exactly those (in full), and the
+   * user's connected integrations. An unknown parent is a 404; an unknown integration has none.
+   */
+  getSetup(query: SetupQuery, options?: CallOptions): Promise<Setup> {
+    const search =
+      query.workflowId !== undefined ? `workflowId=${enc(query.workflowId)}` : `integration=${enc(query.integration)}`;
+    return this.request('GET', `/setup?${search}`, undefined, options);
   }
 
   /** Installs a parent workflow for the token's user (extension); answers the child's id. */

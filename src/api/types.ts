@@ -160,6 +160,21 @@ export interface ConnectedIntegration {
   connectedAt: string;
 }
 
+/**
+ * Extension: everything the configuration modal needs to open, from `GET /setup` — the parents
+ * on offer, the token user's copies of exactly those, and the user's connected integrations.
+ */
+export interface Setup {
+  /** The one parent asked for, or the active parents using the integration (none for an unknown one). */
+  workflows: ParentWorkflow[];
+  /** The user's child workflows of those parents, in full as `GET /workflow/:workflowId` answers them. */
+  installed: ChildWorkflow[];
+  credentials: ConnectedIntegration[];
+}
+
+/** What `GET /setup` is asked about: one parent workflow, or every workflow using an integration. */
+export type SetupQuery = { workflowId: string; integration?: never } | { integration: string; workflowId?: never };
+
 export interface OAuthStart {
   /** One-time, short-lived URL to open in the popup. Carries no credential. */
   url: string;

@@ -248,39 +248,31 @@ export class ForgeConfigModal extends ForgeModalDialog {
       if (!workflowId && !integration) {
         throw new ConfigError(`Set workflow-id or integration on <${this.localName}> to say what to set up.`);
       }
-      // A fresh token first (the service wants one per display of the modal), then the offer,
-      // the user's workflows and connections at once, then the user's copies of what is offered.
-      const { userId } = await tokens.fresh();
-      const options = { signal };
-      const [parents, user, credentials] = await Promise.all([
-        client.listWorkflows(workflowId ? {} : { integration }, options),
-        client.getUser(userId, options),
-        client.listCredentials(options),
-      ]);
-      const workflows = workflowId ? parents.filter((parent) => parent.workflowId === workflowId) : parents;
-      if (workflowId && !workflows[0]) {
-        throw new ForgeError('load-failed', this.#text.workflowNotOffered(workflowId), 404);
-      }
-      const children = await Promise.all(
-        workflows.map((parent) => {
-          const mine = user.workflows.find((child) => child.parentId === parent.workflowId);
-          return mine && client.getWorkflow(mine._id, options);
-        }),
-      );
+      // A fresh token first (the service wants one per display of the modal), then everything
+      // else in one request: the offer, the user's copies of it and the connected accounts.
+      await tokens.fresh();
+      const { workflows, installed, credentials } = await client
+        .getSetup(workflowId ? { workflowId } : { integration }, { signal })
+        .catch((error: ForgeApiError) => {
+          // The only 404 of GET /setup: a parent id that is not (or no longer) on offer.
+          throw error.status === 404
+            ? new ForgeError('load-failed', this.#text.workflowNotOffered(workflowId), 404)
+            : error;
+        });
       // The form starts from the user's values where they have the workflow, else the defaults.
       this.#installed = new Map();
       this.#saved = new Map();
       this.#values = new Map();
-      workflows.forEach((parent, i) => {
-        const child = children[i];
+      for (const parent of workflows) {
+        const child = installed.find((copy) => copy.parentId === parent.workflowId);
         if (child) this.#installed.set(parent.workflowId, { workflowId: child._id, active: child.active });
         for (const field of settingFields(parent)) {
           const saved = child && valueIn(child.blocks, field);
           if (saved !== undefined) this.#saved.set(field.key, saved);
           this.#values.set(field.key, String(saved ?? valueIn(parent.blocks, field) ?? ''));
         }
-      });
-      this.#mode = workflowId ? (children[0] ? 'edit' : 'install') : 'integration';
+      }
+      this.#mode = workflowId ? (installed[0] ? 'edit' : 'install') : 'integration';
       this.#connected = new Set(credentials.map((c) => c.integration));
       this.#selected = new Set(
         workflows
@@ -291,7 +283,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
         workflows,
         integration: workflowId
           ? undefined
-          : (parents.flatMap((parent) => parent.integrations).find((i) => i.name === integration) ?? {
+          : (workflows.flatMap((parent) => parent.integrations).find((i) => i.name === integration) ?? {
               name: integration,
               displayName: integration,
               icon: '',

@@ -100,6 +100,7 @@ describe('the route table', () => {
       'GET /credentials',
       'POST /credentials/:integration',
       'POST /credentials/:integration/oauth',
+      'GET /setup',
     ];
     const present = new Set(routes.map(name));
     for (const operation of expected) assert.ok(present.has(operation), `no route for ${operation}`);
@@ -110,6 +111,7 @@ describe('the route table', () => {
     assert.deepEqual(embed.sort(), [
       'DELETE /workflow/:workflowId',
       'GET /credentials',
+      'GET /setup',
       'GET /user/:userId',
       'GET /workflow',
       'GET /workflow/:workflowId',
