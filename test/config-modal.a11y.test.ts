@@ -3,7 +3,9 @@ import { sendKeys } from '@web/test-runner-commands';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   $,
+  childrenOf,
   connectAccounts,
+  connectedUser,
   field,
   install,
   modalFixture,
@@ -85,8 +87,7 @@ describe('<forge-config-modal> accessibility', () => {
   });
 
   it('has no axe violations on the configure step, with and without field errors', async () => {
-    const userId = await createUser();
-    await connectAccounts(userId, ['stripe', 'slack']);
+    const userId = await connectedUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
     await until(el, 'form#settings');
@@ -112,8 +113,7 @@ describe('<forge-config-modal> accessibility', () => {
   });
 
   it('has no axe violations in the success view', async () => {
-    const userId = await createUser();
-    await connectAccounts(userId, ['stripe', 'slack']);
+    const userId = await connectedUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
     (await untilButton(el, 'Enable workflow')).click();
@@ -158,10 +158,10 @@ describe('<forge-config-modal> by keyboard', () => {
     expect((await closed).detail).to.deep.equal({ reason: 'done' });
     expect(document.activeElement).to.equal(trigger);
 
-    const { body } = await hostApi<{ workflows: Array<{ _id: string }> }>('GET', `/user/${userId}`);
+    const [installed] = await childrenOf(userId);
     const child = await hostApi<{ blocks: Array<{ id: string; parameters: { variables?: unknown[] } }> }>(
       'GET',
-      `/workflow/${body.workflows[0]!._id}`,
+      `/workflow/${installed!._id}`,
     );
     expect(child.body.blocks.find((b) => b.id === SETTINGS_BLOCK)!.parameters.variables).to.deep.include.members([
       {

@@ -2,59 +2,37 @@ import { expect, waitUntil } from '@open-wc/testing';
 import {
   ALL_EVENTS,
   button,
+  childrenOf,
   connectAccounts,
+  connectedUser,
   field,
   fill,
+  HUBSPOT_SETTINGS_BLOCK,
+  HUBSPOT_TO_SLACK,
   install,
   modalFixture,
+  type RecordedRequest,
   recordEvents,
-  recordRequests,
+  requestsDuring,
   SETTINGS_BLOCK,
   STRIPE_SUMMARY_TO_SLACK,
   STRIPE_TO_SLACK,
   until,
   untilButton,
+  variablesOf,
   visibleText,
 } from './support/config-modal.js';
-import { createUser, hostApi } from './support/forge.js';
+import { createUser } from './support/forge.js';
 
-const HUBSPOT_TO_SLACK = '64b1d6aac655b8a937b7db20';
-
-interface ChildBody {
-  active: boolean;
-  blocks: Array<{ id: string; type: string; parameters: { variables?: Array<{ name: string; value: unknown }> } }>;
-}
-interface UserBody {
-  workflows: Array<{ _id: string; parentId: string; active: boolean }>;
-}
-
-async function variablesOf(childId: string) {
-  const { body } = await hostApi<ChildBody>('GET', `/workflow/${childId}`);
-  const block = body.blocks.find((b) => b.type === 'variables')!;
-  return Object.fromEntries(block.parameters.variables!.map((v) => [v.name, v.value]));
-}
-
-const children = async (userId: string) => (await hostApi<UserBody>('GET', `/user/${userId}`)).body.workflows;
-
-/** A user with Stripe and Slack connected: the modal opens straight on the settings. */
-async function connectedUser() {
-  const userId = await createUser();
-  await connectAccounts(userId, ['stripe', 'slack']);
-  return userId;
-}
-
-const writes = (requests: ReturnType<typeof recordRequests>['requests']) =>
+const writes = (requests: RecordedRequest[]) =>
   requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${new URL(r.url).pathname.split('/2021-12')[1]}`);
 
 /** The requests an open makes until the modal shows `selector`: the token's path, the service's path and query. */
 async function requestsToOpen(el: HTMLElement & { show(): Promise<void> }, selector: string): Promise<string[]> {
-  const { requests, restore } = recordRequests();
-  try {
+  const requests = await requestsDuring(async () => {
     await el.show();
     await until(el, selector);
-  } finally {
-    restore();
-  }
+  });
   return requests.map(({ method, url }) => {
     const { pathname, search } = new URL(url);
     // The token URL carries the test user's id; only where it goes matters here.
@@ -77,14 +55,11 @@ describe('<forge-config-modal> edit', () => {
     expect(field(el, 'Channel').value).to.equal('#old');
     expect(field(el, 'Minimum amount').value).to.equal('10');
 
-    const { requests, restore } = recordRequests();
-    try {
+    const requests = await requestsDuring(async () => {
       fill(el, 'Channel', '#new');
       (await untilButton(el, 'Save changes')).click();
       await until(el, '.success');
-    } finally {
-      restore();
-    }
+    });
     expect(visibleText(el)).to.include('Changes saved');
     expect(writes(requests)).to.deep.equal([`PATCH /workflow/${childId}/variables/${SETTINGS_BLOCK}`]);
     expect(JSON.parse(requests.find((r) => r.method === 'PATCH')!.body)).to.deep.equal({ channel: '#new' });
@@ -116,13 +91,10 @@ describe('<forge-config-modal> edit', () => {
     await el.show();
     await until(el, 'form#settings');
     const events = recordEvents(el, ALL_EVENTS);
-    const { requests, restore } = recordRequests();
-    try {
+    const requests = await requestsDuring(async () => {
       (await untilButton(el, 'Save changes')).click();
       await until(el, '.success');
-    } finally {
-      restore();
-    }
+    });
     expect(writes(requests)).to.deep.equal([]);
     expect(events).to.deep.equal([]);
   });
@@ -159,7 +131,7 @@ describe('<forge-config-modal> edit', () => {
     expect(channel.getAttribute('aria-invalid'), 'the error clears once the field is edited').to.equal('false');
     button(el, 'Enable workflow')!.click();
     await until(el, '.success');
-    const [child] = await children(userId);
+    const [child] = await childrenOf(userId);
     expect(await variablesOf(child!._id)).to.deep.equal({ channel: '#ok', minimumAmount: 75 });
   });
 
@@ -168,14 +140,11 @@ describe('<forge-config-modal> edit', () => {
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
     await until(el, 'form#settings');
-    const { requests, restore } = recordRequests();
-    try {
+    const requests = await requestsDuring(async () => {
       fill(el, 'Minimum amount', '');
       (await untilButton(el, 'Enable workflow')).click();
       await until(el, '.field-error');
-    } finally {
-      restore();
-    }
+    });
     expect(visibleText(el)).to.include('Minimum amount must be a number.');
     expect(writes(requests)).to.deep.equal([]);
   });
@@ -186,8 +155,7 @@ describe('<forge-config-modal> edit', () => {
     const events = recordEvents(el, ['forge-install', 'forge-error']);
     await el.show();
     await until(el, 'form#settings');
-    const { requests, restore } = recordRequests();
-    try {
+    const requests = await requestsDuring(async () => {
       const enable = await untilButton(el, 'Enable workflow');
       enable.click();
       await el.updateComplete;
@@ -196,12 +164,10 @@ describe('<forge-config-modal> edit', () => {
       enable.click();
       enable.click();
       await until(el, '.success');
-    } finally {
-      restore();
-    }
+    });
     expect(writes(requests)).to.deep.equal([`POST /workflow/${STRIPE_TO_SLACK}/install`]);
     expect(events.map((e) => e.type)).to.deep.equal(['forge-install']);
-    expect(await children(userId)).to.have.length(1);
+    expect(await childrenOf(userId)).to.have.length(1);
   });
 
   it('saves into the copy installed meanwhile elsewhere (a 409) instead of failing', async () => {
@@ -252,22 +218,19 @@ describe('<forge-config-modal> for an integration', () => {
     channels[0]!.value = '#deals';
     channels[0]!.dispatchEvent(new Event('input'));
 
-    const { requests, restore } = recordRequests();
-    try {
+    const requests = await requestsDuring(async () => {
       (await untilButton(el, 'Save')).click();
       await until(el, '.success');
-    } finally {
-      restore();
-    }
-    const mine = await children(userId);
+    });
+    const mine = await childrenOf(userId);
     const summary = mine.find((c) => c.parentId === STRIPE_SUMMARY_TO_SLACK)!;
     expect(mine.find((c) => c._id === onId)!.active).to.equal(false);
     expect(summary.active).to.equal(true);
-    expect((await variablesOf(editedId)).channel).to.equal('#deals');
+    expect((await variablesOf(editedId, HUBSPOT_SETTINGS_BLOCK)).channel).to.equal('#deals');
     expect(requests.filter((r) => r.method === 'PATCH')).to.have.length(1);
     expect(events.filter((e) => !e.type.includes('show')).map((e) => e.detail)).to.deep.equal([
       { workflowId: onId, active: false },
-      { workflowId: editedId, blockIds: ['549587b4-6b90-4ddd-b5f8-4c92d085d839'] },
+      { workflowId: editedId, blockIds: [HUBSPOT_SETTINGS_BLOCK] },
       { parentId: STRIPE_SUMMARY_TO_SLACK, workflowId: summary._id },
     ]);
   });

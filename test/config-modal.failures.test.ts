@@ -3,19 +3,20 @@ import { decodeJwt } from 'jose';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   button,
-  connectAccounts,
+  childrenOf,
+  connectedUser,
   field,
   fill,
   install,
   modalFixture,
   recordEvents,
-  SETTINGS_BLOCK,
   STRIPE_TO_SLACK,
   until,
   untilButton,
+  variablesOf,
   visibleText,
 } from './support/config-modal.js';
-import { clearFaults, createUser, hostApi, injectFault, serviceInfo, tokenUrl, userToken } from './support/forge.js';
+import { clearFaults, createUser, injectFault, serviceInfo, tokenUrl, userToken } from './support/forge.js';
 
 async function modalWithTokenUrl(url: string) {
   const { apiBase } = await serviceInfo();
@@ -30,16 +31,6 @@ async function openExpectingError(el: ForgeConfigModal) {
   await el.show();
   const alert = await until(el, '.body [role="alert"]');
   return { text: alert.textContent!.replace(/\s+/g, ' ').trim(), errors: errors.map((e) => e.detail) };
-}
-
-interface ChildBody {
-  blocks: Array<{ id: string; parameters: { variables?: Array<{ name: string; value: unknown }> } }>;
-}
-
-async function variablesOf(childId: string) {
-  const { body } = await hostApi<ChildBody>('GET', `/workflow/${childId}`);
-  const block = body.blocks.find((b) => b.id === SETTINGS_BLOCK)!;
-  return Object.fromEntries(block.parameters.variables!.map((v) => [v.name, v.value]));
 }
 
 describe('<forge-config-modal> token failures', () => {
@@ -105,8 +96,7 @@ describe('<forge-config-modal> save failures', () => {
 
   /** A user with the accounts connected, and the modal talking to the service through the faulty proxy. */
   async function modalBehindProxy() {
-    const userId = await createUser();
-    await connectAccounts(userId, ['stripe', 'slack']);
+    const userId = await connectedUser();
     const { faultyBase } = await serviceInfo();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK, apiBase: faultyBase });
     await el.show();
@@ -132,14 +122,13 @@ describe('<forge-config-modal> save failures', () => {
 
     button(el, 'Enable workflow')!.click();
     await until(el, '.success');
-    const { body } = await hostApi<{ workflows: Array<{ _id: string }> }>('GET', `/user/${userId}`);
-    expect(await variablesOf(body.workflows[0]!._id)).to.deep.equal({ channel: '#kept', minimumAmount: 99 });
+    const [child] = await childrenOf(userId);
+    expect(await variablesOf(child!._id)).to.deep.equal({ channel: '#kept', minimumAmount: 99 });
     expect(events.map((e) => e.type)).to.deep.equal(['forge-error', 'forge-install']);
   });
 
   it('keeps every value after a network failure and saves on retry', async () => {
-    const userId = await createUser();
-    await connectAccounts(userId, ['stripe', 'slack']);
+    const userId = await connectedUser();
     const childId = await install(userId, STRIPE_TO_SLACK);
     const { faultyBase } = await serviceInfo();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK, apiBase: faultyBase });

@@ -1,37 +1,19 @@
 import { expect, waitUntil } from '@open-wc/testing';
 import {
   ALL_EVENTS,
-  button,
+  childrenOf,
   field,
   fill,
-  HUBSPOT_TO_SLACK,
   modalFixture,
   recordEvents,
-  SETTINGS_BLOCK,
   STRIPE_TO_SLACK,
+  shadow,
   until,
   untilButton,
+  variablesOf,
   visibleText,
 } from './support/config-modal.js';
-import { consentInPopup, createUser, hostApi } from './support/forge.js';
-
-interface UserBody {
-  workflows: Array<{ _id: string; parentId: string; active: boolean }>;
-}
-interface ChildBody {
-  blocks: Array<{ id: string; parameters: { variables?: Array<{ name: string; value: unknown }> } }>;
-}
-
-/** The user's child workflows, read with the API key as the host would. */
-async function childrenOf(userId: string) {
-  return (await hostApi<UserBody>('GET', `/user/${userId}`)).body.workflows;
-}
-
-async function variablesOf(childId: string) {
-  const { body } = await hostApi<ChildBody>('GET', `/workflow/${childId}`);
-  const block = body.blocks.find((b) => b.id === SETTINGS_BLOCK)!;
-  return Object.fromEntries(block.parameters.variables!.map((v) => [v.name, v.value]));
-}
+import { consentInPopup, createUser } from './support/forge.js';
 
 describe('<forge-config-modal> install', () => {
   it('enables a workflow that needs a Stripe key and a Slack sign-in, from empty to installed', async () => {
@@ -95,7 +77,3 @@ describe('<forge-config-modal> install', () => {
     expect(events.find((e) => e.type === 'forge-hide')?.detail).to.deep.equal({ reason: 'done' });
   });
 });
-
-const shadow = (el: HTMLElement) => el.shadowRoot!;
-void button;
-void HUBSPOT_TO_SLACK;

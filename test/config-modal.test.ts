@@ -6,7 +6,7 @@ import { iconImage } from '../src/config-modal/templates.js';
 import {
   $,
   ALL_EVENTS,
-  connectAccounts,
+  connectedUser,
   field,
   fill,
   install,
@@ -37,8 +37,7 @@ describe('<forge-config-modal>', () => {
   });
 
   it('says whether it enables a new workflow or edits the user’s own copy', async () => {
-    const userId = await createUser();
-    await connectAccounts(userId, ['stripe', 'slack']);
+    const userId = await connectedUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
     await until(el, 'form#settings');
@@ -137,8 +136,7 @@ describe('<forge-config-modal>', () => {
   });
 
   it('fires no event when properties are changed from code', async () => {
-    const userId = await createUser();
-    await connectAccounts(userId, ['stripe', 'slack']);
+    const userId = await connectedUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
     await until(el, 'form#settings');

@@ -3,15 +3,16 @@ import { decodeJwt } from 'jose';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   button,
-  connectAccounts,
+  childrenOf,
+  connectedUser,
   fill,
   recordEvents,
-  recordRequests,
+  requestsDuring,
   STRIPE_TO_SLACK,
   until,
   untilButton,
 } from './support/config-modal.js';
-import { consentInPopup, createUser, hostApi, serviceInfo, userToken } from './support/forge.js';
+import { consentInPopup, createUser, serviceInfo, userToken } from './support/forge.js';
 
 /** A host's token provider that counts its calls and remembers every token it handed out. */
 function countingProvider(userId: string, expiresIn?: number) {
@@ -59,8 +60,7 @@ describe('<forge-config-modal> user token', () => {
   });
 
   it('keeps working with a fresh token when the first one expires while the modal is open', async () => {
-    const userId = await createUser();
-    await connectAccounts(userId, ['stripe', 'slack']);
+    const userId = await connectedUser();
     // Three-second tokens: each is replaced at half its life while the modal is open.
     const { provider, issued } = countingProvider(userId, 3);
     const el = await modalWithProvider(provider);
@@ -72,14 +72,11 @@ describe('<forge-config-modal> user token', () => {
       timeout: 8000,
     });
 
-    const { requests, restore } = recordRequests();
-    try {
+    const requests = await requestsDuring(async () => {
       fill(el, 'Channel', '#later');
       (await untilButton(el, 'Enable workflow')).click();
       await until(el, '.success');
-    } finally {
-      restore();
-    }
+    });
     const install = requests.find((r) => r.method === 'POST')!;
     const used = install.authorization!.replace('Bearer ', '');
     expect(used).not.to.equal(first);
@@ -110,9 +107,8 @@ describe('<forge-config-modal> user token', () => {
     const userId = await createUser();
     const { provider, issued } = countingProvider(userId);
     const el = await modalWithProvider(provider);
-    const { requests, restore } = recordRequests();
     let popupUrl = '';
-    try {
+    const requests = await requestsDuring(async () => {
       await el.show();
       await until(el, '.integration');
       const [stripe] = el.shadowRoot!.querySelectorAll<HTMLFormElement>('.parameters');
@@ -127,9 +123,7 @@ describe('<forge-config-modal> user token', () => {
       button(el, 'Continue')!.click();
       (await untilButton(el, 'Enable workflow')).click();
       await until(el, '.success');
-    } finally {
-      restore();
-    }
+    });
     const { apiBase } = await serviceInfo();
     const toService = requests.filter((r) => r.url.startsWith(apiBase));
     expect(toService.length).to.be.greaterThan(5);
@@ -145,7 +139,6 @@ describe('<forge-config-modal> user token', () => {
     }
     for (const request of toService) expect(request.authorization).to.equal(`Bearer ${issued.at(-1)}`);
     // And the service agrees the workflow is the user's.
-    const { body } = await hostApi<{ workflows: unknown[] }>('GET', `/user/${userId}`);
-    expect(body.workflows).to.have.length(1);
+    expect(await childrenOf(userId)).to.have.length(1);
   });
 });

@@ -1,9 +1,8 @@
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
 import type { createRoot } from 'react-dom/client';
 import type * as Wrapper from '../../src/react/index.js';
 import type { ForgeWorkflowList as ListElement } from '../../src/workflow-list/workflow-list.js';
-import { serviceInfo, userToken } from '../support/forge.js';
-import { eventually, installedWorkflow, loadFramework, mountPoint, switchIn, type ToggleDetail } from './support.js';
+import { eventually, expectBound, listBindings, loadFramework, mountPoint } from './support.js';
 
 /** React 18 and the built `forge-embed/react`, bundled together as an app's bundler would. */
 interface React18App {
@@ -21,12 +20,9 @@ describe('React 18 through forge-embed/react', () => {
 
   it('passes props to the list as properties and its events to onForge… props', async () => {
     const { React, createRoot, ForgeWorkflowList } = await loadFramework<React18App>('react18');
-    const { apiBase } = await serviceInfo();
-    const { userId, workflowId } = await installedWorkflow();
     // Objects and functions: React 18 alone would turn these into "[object Object]" attributes.
-    const tokenProvider = () => userToken(userId);
-    const strings = { enable: 'Switch on' };
-    const toggles: ToggleDetail[] = [];
+    const bindings = await listBindings();
+    const { apiBase, tokenProvider, strings, onToggle } = bindings;
     const container = mountPoint();
     const root = createRoot(container);
     root.render(
@@ -34,7 +30,7 @@ describe('React 18 through forge-embed/react', () => {
         apiBase,
         tokenProvider,
         strings,
-        onForgeToggle: (event) => toggles.push(event.detail),
+        onForgeToggle: (event) => onToggle(event.detail),
       }),
     );
 
@@ -42,13 +38,7 @@ describe('React 18 through forge-embed/react', () => {
       () => container.querySelector<ListElement>('forge-workflow-list'),
       'nothing rendered',
     );
-    expect(list.tokenProvider).to.equal(tokenProvider);
-    expect(list.strings).to.equal(strings);
-    const control = await switchIn(list!);
-    expect(list.shadowRoot!.textContent).to.include('Switch on');
-    control.click();
-    await waitUntil(() => toggles.length === 1, 'onForgeToggle was never called');
-    expect(toggles[0]).to.deep.equal({ workflowId, active: false });
+    await expectBound(list, bindings, { handler: 'onForgeToggle' });
     root.unmount();
     container.remove();
   });

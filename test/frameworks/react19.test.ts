@@ -1,9 +1,8 @@
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
 import type { createRoot } from 'react-dom/client';
 import '../../src/index.js';
 import type { ForgeWorkflowList as ListElement } from '../../src/workflow-list/workflow-list.js';
-import { serviceInfo, userToken } from '../support/forge.js';
-import { eventually, installedWorkflow, loadFramework, mountPoint, switchIn, type ToggleDetail } from './support.js';
+import { eventually, expectBound, listBindings, loadFramework, mountPoint, type ToggleDetail } from './support.js';
 
 /** React 19 uses the elements directly: props become properties, `onforge-…` props listeners. */
 interface React19App {
@@ -15,11 +14,8 @@ describe('React 19 with the elements directly', () => {
   it('passes props to the list as properties and its events to onforge-… props', async () => {
     const { React, createRoot } = await loadFramework<React19App>('react19');
     expect(React.version).to.match(/^19\./);
-    const { apiBase } = await serviceInfo();
-    const { userId, workflowId } = await installedWorkflow();
-    const tokenProvider = () => userToken(userId);
-    const strings = { enable: 'Switch on' };
-    const toggles: ToggleDetail[] = [];
+    const bindings = await listBindings();
+    const { apiBase, tokenProvider, strings, onToggle } = bindings;
     const container = mountPoint();
     const root = createRoot(container);
     root.render(
@@ -27,7 +23,7 @@ describe('React 19 with the elements directly', () => {
         'api-base': apiBase,
         tokenProvider,
         strings,
-        'onforge-toggle': (event: CustomEvent<ToggleDetail>) => toggles.push(event.detail),
+        'onforge-toggle': (event: CustomEvent<ToggleDetail>) => onToggle(event.detail),
       }),
     );
 
@@ -35,14 +31,7 @@ describe('React 19 with the elements directly', () => {
       () => container.querySelector<ListElement>('forge-workflow-list'),
       'nothing rendered',
     );
-    expect(list.apiBase).to.equal(apiBase);
-    expect(list.tokenProvider).to.equal(tokenProvider);
-    expect(list.strings).to.equal(strings);
-    const control = await switchIn(list!);
-    expect(list.shadowRoot!.textContent).to.include('Switch on');
-    control.click();
-    await waitUntil(() => toggles.length === 1, 'the onforge-toggle handler was never called');
-    expect(toggles[0]).to.deep.equal({ workflowId, active: false });
+    await expectBound(list, bindings, { handler: 'the onforge-toggle handler' });
     root.unmount();
     container.remove();
   });

@@ -1,6 +1,8 @@
-import { waitUntil } from '@open-wc/testing';
+import { expect, waitUntil } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import type { ForgeEventDetails } from '../../src/events.js';
+import type { ForgeWorkflowList } from '../../src/workflow-list/workflow-list.js';
+import { serviceInfo, userToken } from '../support/forge.js';
 
 /** A new user with one enabled workflow ("Post new Stripe payments to Slack"), made on the server side. */
 export const installedWorkflow = () =>
@@ -36,4 +38,44 @@ export function mountPoint(): HTMLElement {
   const container = document.createElement('div');
   document.body.append(container);
   return container;
+}
+
+/**
+ * What an app binds on <forge-workflow-list> in the framework tests: a string, a function and an
+ * object (the two a framework may wrongly turn into "[object Object]" attributes), and a
+ * forge-toggle handler that collects into `toggles`. `workflowId` is the user's enabled workflow.
+ */
+export async function listBindings() {
+  const { apiBase } = await serviceInfo();
+  const { userId, workflowId } = await installedWorkflow();
+  const toggles: ToggleDetail[] = [];
+  return {
+    apiBase,
+    tokenProvider: () => userToken(userId),
+    strings: { enable: 'Switch on' },
+    toggles,
+    onToggle: (detail: ToggleDetail) => toggles.push(detail),
+    workflowId,
+  };
+}
+
+/**
+ * Checks that the list got every binding as a property and that a user's switch reaches the app's
+ * handler (named `handler` in the failure message). `strings` must be the very object bound,
+ * unless the framework hands elements a copy of it (`stringsCopied`: Vue's reactive proxy).
+ */
+export async function expectBound(
+  list: ForgeWorkflowList,
+  bindings: Awaited<ReturnType<typeof listBindings>>,
+  { handler, stringsCopied = false }: { handler: string; stringsCopied?: boolean },
+) {
+  expect(list.apiBase).to.equal(bindings.apiBase);
+  expect(list.tokenProvider).to.equal(bindings.tokenProvider);
+  if (stringsCopied) expect(list.strings).to.deep.equal(bindings.strings);
+  else expect(list.strings).to.equal(bindings.strings);
+  const control = await switchIn(list);
+  expect(list.shadowRoot!.textContent).to.include('Switch on');
+  control.click();
+  await waitUntil(() => bindings.toggles.length === 1, `${handler} was never called`);
+  expect(bindings.toggles[0]).to.deep.equal({ workflowId: bindings.workflowId, active: false });
 }

@@ -4,9 +4,6 @@
  * so each is compared with the real answer of that operation, not with a copy of its shape.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ForgeApiError, ForgeEmbedClient } from '../../src/api/index.js';
 import type { ChildWorkflow, ParentWorkflow } from '../../src/api/types.js';
@@ -20,6 +17,7 @@ import {
   sample,
   TestService,
   unknownId,
+  withWorkflowSwitchedOff,
 } from './support.js';
 
 let forge: TestService;
@@ -132,28 +130,17 @@ describe('GET /setup?integration=', () => {
   });
 
   test('a parent switched off in the catalog is not offered, and its old copies are not shown', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'forge-catalog-'));
-    try {
-      const catalog = structuredClone(demoCatalog);
-      catalog.workflows.find((w) => w.workflowId === parent.workflowId)!.active = false;
-      writeFileSync(join(dir, 'catalog.json'), JSON.stringify(catalog));
-      const other = await TestService.start({ catalog: join(dir, 'catalog.json') });
-      try {
-        const { userId, token } = await other.newUser();
-        // A copy made while the parent was still on offer.
-        other.store.createChild(userId, parent.workflowId, {});
-        assertProblem(await other.asUser(token, 'GET', `/setup?workflowId=${parent.workflowId}`), 404);
-        const answer = await other.asUser(token, 'GET', `/setup?integration=${integration}`);
-        assertSetup(answer);
-        const ids = answer.body.workflows.map((w: ParentWorkflow) => w.workflowId);
-        assert.ok(ids.length > 0 && !ids.includes(parent.workflowId));
-        assert.deepEqual(answer.body.installed, []);
-      } finally {
-        await other.close();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await withWorkflowSwitchedOff(parent.workflowId, async (other) => {
+      const { userId, token } = await other.newUser();
+      // A copy made while the parent was still on offer.
+      other.store.createChild(userId, parent.workflowId, {});
+      assertProblem(await other.asUser(token, 'GET', `/setup?workflowId=${parent.workflowId}`), 404);
+      const answer = await other.asUser(token, 'GET', `/setup?integration=${integration}`);
+      assertSetup(answer);
+      const ids = answer.body.workflows.map((w: ParentWorkflow) => w.workflowId);
+      assert.ok(ids.length > 0 && !ids.includes(parent.workflowId));
+      assert.deepEqual(answer.body.installed, []);
+    });
   });
 });
 

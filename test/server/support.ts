@@ -6,8 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { type RunningService, type ServiceOptions, startService } from '../../server/app.js';
 import { TOKEN_AUDIENCE, TOKEN_ISSUER } from '../../server/auth.js';
@@ -277,6 +279,30 @@ export class TestService {
       .setIssuedAt(now)
       .setExpirationTime(now + 600)
       .sign(privateKey);
+  }
+}
+
+/**
+ * Runs `use` against a service of its own whose catalog is the demo catalog with `workflowId`
+ * switched off (`active: false`); the service and its catalog file are gone afterwards.
+ */
+export async function withWorkflowSwitchedOff(
+  workflowId: string,
+  use: (service: TestService) => Promise<void>,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'forge-catalog-'));
+  try {
+    const catalog = structuredClone(demoCatalog);
+    catalog.workflows.find((w) => w.workflowId === workflowId)!.active = false;
+    writeFileSync(join(dir, 'catalog.json'), JSON.stringify(catalog));
+    const service = await TestService.start({ catalog: join(dir, 'catalog.json') });
+    try {
+      await use(service);
+    } finally {
+      await service.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ParentWorkflow } from '../../src/api/types.js';
 import {
@@ -16,6 +13,7 @@ import {
   TestService,
   UUID4,
   unknownId,
+  withWorkflowSwitchedOff,
 } from './support.js';
 
 let forge: TestService;
@@ -121,26 +119,14 @@ describe('GET /workflow', () => {
   });
 
   test('a parent switched off in the catalog is neither listed nor installable', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'forge-catalog-'));
-    try {
-      const catalog = structuredClone(demoCatalog);
-      const hidden = catalog.workflows.find((w) => w.workflowId === parent.workflowId)!;
-      hidden.active = false;
-      writeFileSync(join(dir, 'catalog.json'), JSON.stringify(catalog));
-      const other = await TestService.start({ catalog: join(dir, 'catalog.json') });
-      try {
-        const ids = (await other.asHost('GET', '/workflow')).body.data.map((w: { workflowId: string }) => w.workflowId);
-        assert.ok(!ids.includes(parent.workflowId));
-        assert.equal(ids.length, listed.length - 1);
-        const { userId, token } = await other.newUser();
-        for (const integration of parent.integrations) other.connect(userId, integration);
-        assertProblem(await other.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, {}), 404);
-      } finally {
-        await other.close();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await withWorkflowSwitchedOff(parent.workflowId, async (other) => {
+      const ids = (await other.asHost('GET', '/workflow')).body.data.map((w: { workflowId: string }) => w.workflowId);
+      assert.ok(!ids.includes(parent.workflowId));
+      assert.equal(ids.length, listed.length - 1);
+      const { userId, token } = await other.newUser();
+      for (const integration of parent.integrations) other.connect(userId, integration);
+      assertProblem(await other.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, {}), 404);
+    });
   });
 });
 

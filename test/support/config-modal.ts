@@ -3,13 +3,15 @@ import { ForgeClient } from '../../src/api/index.js';
 import type { ForgeConfigModal } from '../../src/config-modal/config-modal.js';
 import '../../src/config-modal/define.js';
 import type { ForgeEventName } from '../../src/events.js';
-import { authorizeOAuth, serviceInfo, tokenUrl, userToken } from './forge.js';
+import { authorizeOAuth, createUser, hostApi, serviceInfo, tokenUrl, userToken } from './forge.js';
 
 /** Demo catalog workflows (server/catalog/demo.json). */
 export const STRIPE_TO_SLACK = '64b14ff1704e5bc1057506db';
 export const HUBSPOT_TO_SLACK = '64b1d6aac655b8a937b7db20';
 export const STRIPE_SUMMARY_TO_SLACK = '64b1aa96c495decefd1bbaa5';
+/** The variables blocks of STRIPE_TO_SLACK and of HUBSPOT_TO_SLACK. */
 export const SETTINGS_BLOCK = '5364f548-790c-4f1d-92dd-633c040ea16d';
+export const HUBSPOT_SETTINGS_BLOCK = '549587b4-6b90-4ddd-b5f8-4c92d085d839';
 
 /** Values a user would type for the catalog's required-parameter integrations. */
 const PARAMETERS: Record<string, Record<string, string>> = {
@@ -36,6 +38,32 @@ export async function install(
   const { apiBase } = await serviceInfo();
   const client = new ForgeClient({ baseUrl: apiBase, credential: await userToken(userId) });
   return (await client.installWorkflow(parentId, variables ? { variables } : {})).workflowId;
+}
+
+/** A new user with Stripe and Slack connected: a STRIPE_TO_SLACK modal opens straight on the settings. */
+export async function connectedUser(): Promise<string> {
+  const userId = await createUser();
+  await connectAccounts(userId, ['stripe', 'slack']);
+  return userId;
+}
+
+interface UserBody {
+  workflows: Array<{ _id: string; parentId: string; active: boolean }>;
+}
+interface ChildBody {
+  blocks: Array<{ id: string; parameters: { variables?: Array<{ name: string; value: unknown }> } }>;
+}
+
+/** The user's child workflows, read with the API key as the host would. */
+export async function childrenOf(userId: string) {
+  return (await hostApi<UserBody>('GET', `/user/${userId}`)).body.workflows;
+}
+
+/** The values a child workflow holds in its variables block (STRIPE_TO_SLACK's unless named), by name. */
+export async function variablesOf(childId: string, blockId = SETTINGS_BLOCK) {
+  const { body } = await hostApi<ChildBody>('GET', `/workflow/${childId}`);
+  const block = body.blocks.find((b) => b.id === blockId)!;
+  return Object.fromEntries(block.parameters.variables!.map((v) => [v.name, v.value]));
 }
 
 export interface ModalOptions {
@@ -128,10 +156,11 @@ export interface RecordedRequest {
 }
 
 /**
- * Watches the page's fetches without changing them (each call goes through to the real fetch),
- * so a test can check what went over the wire.
+ * The page's fetches while `action` runs, watched without changing them (each call goes through
+ * to the real fetch), so a test can check what went over the wire. The real fetch is put back
+ * even when `action` fails, so one failing test cannot spoil the next.
  */
-export function recordRequests() {
+export async function requestsDuring(action: () => Promise<void>): Promise<RecordedRequest[]> {
   const realFetch = window.fetch;
   const requests: RecordedRequest[] = [];
   window.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
@@ -144,5 +173,10 @@ export function recordRequests() {
     });
     return realFetch(input, init);
   };
-  return { requests, restore: () => (window.fetch = realFetch) };
+  try {
+    await action();
+  } finally {
+    window.fetch = realFetch;
+  }
+  return requests;
 }
