@@ -59,6 +59,23 @@ function watchRequests(): { paths: string[]; stop: () => void } {
 }
 
 describe('<forge-workflow-list> with <forge-config-modal>', () => {
+  it('lets the page style the modal it opens through the exported modal-* parts', async () => {
+    const style = document.createElement('style');
+    style.textContent = 'forge-workflow-list::part(modal-footer) { border-top: 5px solid rgb(1, 2, 3); }';
+    document.head.append(style);
+    try {
+      const el = await renderList(await connectedUser());
+      row(el, STRIPE_TO_SLACK.name).querySelector<HTMLButtonElement>('[part~="enable-button"]')!.click();
+      await saveButton(el);
+      const modal = el.shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal')!;
+      const footer = modal.shadowRoot!.querySelector('[part~="footer"]')!;
+      expect(getComputedStyle(footer).borderTopColor).to.equal('rgb(1, 2, 3)');
+      expect(getComputedStyle(footer).borderTopWidth).to.equal('5px');
+    } finally {
+      style.remove();
+    }
+  });
+
   it('enabling a workflow in the modal turns its row into a switch and Configure, without reloading the list', async () => {
     const userId = await connectedUser();
     const el = await renderList(userId);

@@ -63,6 +63,8 @@ const isAbort = (error: unknown) => (error as Error | undefined)?.name === 'Abor
  * @csspart row-error - Why the row's last action failed.
  * @csspart switch - The on/off switch (a checkbox with `role="switch"`).
  * @csspart button - The row's button; also `enable-button` or `configure-button`.
+ * @csspart modal - The `<forge-config-modal>` the list opens. Its main parts are exported as
+ *   `modal-dialog`, `modal-panel`, `modal-header`, `modal-title`, `modal-body` and `modal-footer`.
  * @csspart skeleton - The placeholder rows shown while loading.
  * @csspart empty - Shown when no workflow is on offer.
  * @csspart error - Shown when loading failed, with `retry-button`.
@@ -362,6 +364,8 @@ export class ForgeWorkflowList extends ForgeElement {
       ${
         this.#modalFor
           ? html`<forge-config-modal
+              part="modal"
+              exportparts="dialog:modal-dialog,panel:modal-panel,header:modal-header,title:modal-title,body:modal-body,footer:modal-footer"
               api-base=${this.apiBase}
               token-url=${this.tokenUrl || nothing}
               .tokenProvider=${this.tokenProvider}
