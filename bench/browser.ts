@@ -3,7 +3,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { seedListUser, seedModalUser, writeLargeCatalog } from './fixtures.js';
 import { type BenchHost, startHost } from './host.js';
 import { spawnService } from './service.js';
-import { median, round1 } from './stats.js';
+import { median, percentile, round1 } from './stats.js';
 
 export const OPEN_RUNS = 30;
 export const HEAP_CYCLES = 200;
@@ -12,6 +12,10 @@ const HEAP_WARM_UP = 50;
 export const LIST_ROWS = 1000;
 export const LIST_RUNS = 10;
 export const TOGGLE_RUNS = 20;
+/** Scrolls of the whole list, each on a fresh page, so rows come into view for the first time. */
+export const SCROLL_RUNS = 3;
+/** Frames per scroll from top to bottom: about 5 s at 60 Hz, a fast fling through 1,000 rows. */
+export const SCROLL_STEPS = 300;
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -27,6 +31,14 @@ export interface BrowserResult {
   toggleFeedbackMs: number;
   /** From the click to the service's confirmation, for comparison. */
   toggleConfirmedMs: number;
+  /** 95th percentile frame interval while scrolling the list from top to bottom (median of the scrolls). */
+  list1000ScrollFrameP95Ms: number;
+  /** Frames that took over twice the display's frame budget during one scroll (median of the scrolls). */
+  list1000ScrollDroppedFrames: number;
+  /** The display's frame interval with nothing to do: the frame budget. */
+  frameBudgetMs: number;
+  /** How far one scroll went, in CSS pixels. */
+  scrollDistancePx: number;
 }
 
 /** The measurements taken in headless Chromium, against the service on loopback, through the CDN bundle. */
@@ -116,10 +128,26 @@ async function listPhase(workDir: string, apiKey: string, host: BenchHost, brows
       }
       return times;
     });
+    const scrolls: ScrollSample[] = [];
+    for (let i = 0; i < SCROLL_RUNS; i++) {
+      scrolls.push(
+        await onPage(browser, host, async (page) => {
+          await page.evaluate((args) => (window as unknown as BenchWindow).bench.renderList(args), config);
+          return page.evaluate((steps) => (window as unknown as BenchWindow).bench.scrollList({ steps }), SCROLL_STEPS);
+        }),
+      );
+    }
+    const frameBudgetMs = median(scrolls.map((s) => s.budgetMs));
     return {
       list1000RenderMs: round1(median(renders)),
       toggleFeedbackMs: round1(median(toggles.map((t) => t.shownMs))),
       toggleConfirmedMs: round1(median(toggles.map((t) => t.confirmedMs))),
+      list1000ScrollFrameP95Ms: round1(median(scrolls.map((s) => percentile(s.intervals, 95)))),
+      list1000ScrollDroppedFrames: median(
+        scrolls.map((s) => s.intervals.filter((interval) => interval > 2 * frameBudgetMs).length),
+      ),
+      frameBudgetMs,
+      scrollDistancePx: Math.round(median(scrolls.map((s) => s.distance))),
     };
   } finally {
     await service.stop();
@@ -151,6 +179,13 @@ interface ToggleSample {
   confirmedMs: number;
 }
 
+interface ScrollSample {
+  /** One frame interval per scroll step. */
+  intervals: number[];
+  budgetMs: number;
+  distance: number;
+}
+
 interface OpenSample {
   ms: number;
   requests: number;
@@ -180,6 +215,7 @@ interface BenchApi {
     cycles: number;
   }): Promise<number>;
   renderList(args: { apiBase: string; tokenUrl: string; rows: number }): Promise<number>;
+  scrollList(args: { steps: number }): Promise<ScrollSample>;
   armToggle(): void;
   toggleResult(): Promise<ToggleSample>;
 }

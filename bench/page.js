@@ -33,6 +33,26 @@ function whenReady(root, check, what) {
 /** A task after the next frame: the frame that paints what is in the DOM now has been produced. */
 const afterNextPaint = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
 
+/**
+ * Answers the intervals between `count + 1` consecutive animation frames, calling `onFrame(i)`
+ * in the first `count` of them. The intervals are between the frames' begin times, so the i-th
+ * is how long the frame in which `onFrame(i)` ran took to be produced, whatever it made it do.
+ */
+function frameIntervals(count, onFrame = () => {}) {
+  return new Promise((resolve) => {
+    const intervals = [];
+    let last;
+    const frame = (now) => {
+      if (last !== undefined) intervals.push(now - last);
+      last = now;
+      if (intervals.length === count) return resolve(intervals);
+      onFrame(intervals.length);
+      requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+  });
+}
+
 /** The modal's first settings field once a user could focus it: in the open dialog, enabled, shown. */
 function focusableField(modal) {
   const root = modal.shadowRoot;
@@ -123,6 +143,24 @@ window.bench = {
     );
     list.shadowRoot.querySelector('[part~="list"]').getBoundingClientRect();
     return performance.now() - started;
+  },
+
+  /**
+   * Scrolls the page (the list has no scroll container of its own: it grows with its rows) from
+   * top to bottom in `steps` equal steps, one per animation frame, as a fast fling would; answers
+   * the frame intervals while scrolling, the idle interval before (the display's frame budget)
+   * and the distance scrolled.
+   */
+  async scrollList({ steps }) {
+    window.scrollTo(0, 0);
+    const idle = await frameIntervals(30);
+    const budgetMs = idle.sort((a, b) => a - b)[idle.length >> 1];
+    const distance = document.documentElement.scrollHeight - window.innerHeight;
+    const intervals = await frameIntervals(steps, (i) => window.scrollTo(0, (distance * (i + 1)) / steps));
+    if (Math.abs(window.scrollY - distance) > 1) {
+      throw new Error(`The scroll stopped at ${window.scrollY} px of ${distance} px.`);
+    }
+    return { intervals, budgetMs, distance };
   },
 
   /**

@@ -1,6 +1,7 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { decodeJwt } from 'jose';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
+import { TokenSource } from '../src/token/token-source.js';
 import {
   button,
   childrenOf,
@@ -46,6 +47,25 @@ describe('<forge-config-modal> token failures', () => {
     el.tokenUrl = tokenUrl(userId);
     button(el, 'Try again')!.click();
     await until(el, '.integration');
+  });
+
+  it('gives up on a token endpoint that never answers, and a later open can succeed', async () => {
+    const userId = await createUser();
+    const saved = TokenSource.timeoutMs;
+    TokenSource.timeoutMs = 300;
+    try {
+      const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+      let answer = false;
+      el.tokenProvider = () => (answer ? userToken(userId) : new Promise<string>(() => undefined));
+      const { text, errors } = await openExpectingError(el);
+      expect(text).to.include('No user token arrived within 0.3 seconds');
+      expect(errors[0]).to.include({ code: 'token-fetch-failed' });
+      answer = true;
+      button(el, 'Try again')!.click();
+      await until(el, '.integration');
+    } finally {
+      TokenSource.timeoutMs = saved;
+    }
   });
 
   it('says so when the token endpoint answers HTML', async () => {

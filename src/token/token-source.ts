@@ -105,6 +105,12 @@ export class TokenSource {
   #timer?: ReturnType<typeof setTimeout>;
   #users = 0;
 
+  /**
+   * How long a token may take to arrive. A token endpoint that never answers would otherwise
+   * hold every open, since later opens share the fetch under way.
+   */
+  static timeoutMs = 15_000;
+
   constructor(provider: TokenProvider) {
     this.#provider = provider;
   }
@@ -113,7 +119,22 @@ export class TokenSource {
   fresh(): Promise<UserToken> {
     this.#inFlight ??= (async () => {
       try {
-        const token = decodeUserToken(await this.#provider());
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(
+                new TokenError(
+                  'token-fetch-failed',
+                  `No user token arrived within ${TokenSource.timeoutMs / 1000} seconds. Check that the token endpoint answers, then try again.`,
+                ),
+              ),
+            TokenSource.timeoutMs,
+          );
+        });
+        const token = decodeUserToken(
+          await Promise.race([this.#provider(), timeout]).finally(() => clearTimeout(timer)),
+        );
         // A minute before expiry; a token shorter-lived than two minutes at half its life,
         // so a short token never turns into a stream of refetches.
         const lifetime = token.expiresAt - Date.now();
