@@ -30,9 +30,12 @@ export const workflowListStyles = css`
     align-items: center;
     gap: 0.75rem 1rem;
     padding: calc(var(--_space) * 0.875) var(--_space);
-    /* Off-screen rows skip layout and paint, which keeps a thousand of them smooth to scroll. */
+    /* Off-screen rows skip layout and paint until they come near the viewport. Their estimated
+       height is the content box (padding comes on top), between a row with a one-line name and
+       one with a description, so the page height and the scrollbar move little as rows are
+       laid out; \`auto\` keeps each row's real height once it has been shown. */
     content-visibility: auto;
-    contain-intrinsic-size: auto 4.5rem;
+    contain-intrinsic-size: auto 3.25rem;
   }
   .row + .row {
     border-top: 1px solid var(--_border);
