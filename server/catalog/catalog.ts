@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Block, Integration, RequiredParameter, Variable } from '../../src/api/types.js';
+import { notFound } from '../http.js';
 import { isPlainObject } from '../validate.js';
 
 /**
@@ -63,6 +64,15 @@ export class Catalog {
 
   get(workflowId: string): CatalogWorkflow | undefined {
     return this.byId.get(workflowId);
+  }
+
+  /** An active parent (one that is listed and can be installed), or the 404 that says where ids come from. */
+  active(workflowId: string): CatalogWorkflow {
+    const parent = this.byId.get(workflowId);
+    if (!parent?.active) {
+      throw notFound(`No parent workflow ${workflowId}. Parent ids are the workflowId of entries in GET /workflow.`);
+    }
+    return parent;
   }
 
   /** Every parent, active or not: children of a parent taken out of the listing still run. */

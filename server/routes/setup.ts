@@ -1,6 +1,6 @@
 import type { Setup } from '../../src/api/types.js';
 import type { ServiceDeps } from '../app.js';
-import { badRequest, notFound } from '../http.js';
+import { badRequest } from '../http.js';
 import type { Router } from '../router.js';
 import { childView, parentView } from '../views.js';
 
@@ -11,14 +11,6 @@ import { childView, parentView } from '../views.js';
  * the credentials, then each copy's values); this one needs a single round trip.
  */
 export function registerSetup(router: Router, { store, catalog }: ServiceDeps): void {
-  const activeParent = (workflowId: string) => {
-    const parent = catalog.get(workflowId);
-    if (!parent?.active) {
-      throw notFound(`No parent workflow ${workflowId}. Parent ids are the workflowId of entries in GET /workflow.`);
-    }
-    return parent;
-  };
-
   router.add('GET', '/setup', 'user', ({ query, principal, base }) => {
     const userId = (principal as { userId: string }).userId;
     // An empty value counts as absent, as GET /workflow treats `?integration=`.
@@ -37,7 +29,7 @@ export function registerSetup(router: Router, { store, catalog }: ServiceDeps): 
     }
     // An unknown integration answers no workflows, as GET /workflow's filter does: the modal
     // then says that no workflow uses it yet.
-    const workflows = workflowId === undefined ? catalog.list(integration) : [activeParent(workflowId)];
+    const workflows = workflowId === undefined ? catalog.list(integration) : [catalog.active(workflowId)];
     const offered = new Map(workflows.map((parent) => [parent.workflowId, parent]));
     const installed = store
       .listChildren(userId)

@@ -98,12 +98,7 @@ export function registerWorkflows(router: Router, { store, catalog }: ServiceDep
 
   router.add('POST', '/workflow/:workflowId/install', 'user', async ({ params, principal, body }) => {
     const userId = (principal as { userId: string }).userId;
-    const parent = catalog.get(params.workflowId!);
-    if (!parent?.active) {
-      throw notFound(
-        `No parent workflow ${params.workflowId}. Parent ids are the workflowId of entries in GET /workflow.`,
-      );
-    }
+    const parent = catalog.active(params.workflowId!);
     const existing = store.findChild(userId, parent.workflowId);
     if (existing) {
       throw conflict(
