@@ -13,7 +13,7 @@ import {
   until,
   visibleText,
 } from './support/config-modal.js';
-import { consentInPopup, createUser } from './support/forge.js';
+import { consentInPopup, createUser, injectAnswer, serviceInfo } from './support/forge.js';
 
 /** The connect row of an integration. */
 function row(el: ForgeConfigModal, name: string): HTMLElement {
@@ -93,6 +93,27 @@ describe('<forge-config-modal> connect step', () => {
     await until(el, '.row-error');
     expect(visibleText(el)).to.include('Connecting Slack took too long and was stopped');
     expect(errorsOf(events)).to.deep.equal(['oauth-timeout']);
+  });
+
+  it('refuses to open a sign-in address that is not https, and says so', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['stripe']);
+    const { faultyBase } = await serviceInfo();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK, apiBase: faultyBase });
+    el.oauthTimeout = 2000;
+    const events = recordEvents(el, ALL_EVENTS);
+    await el.show();
+    await until(el, '.integration');
+    // What a hostile service, or anyone between the page and an http: service, could answer.
+    const page = window as unknown as { forgePwned?: boolean };
+    await injectAnswer('POST', 'credentials/slack/oauth$', 200, { url: 'javascript:opener.forgePwned=true' });
+    rowButton(el, 'Slack').click();
+    await until(el, '.row-error');
+    expect(page.forgePwned).to.equal(undefined);
+    expect(row(el, 'Slack').querySelector('[role="alert"]')!.textContent).to.include(
+      'Slack could not be connected. The service sent a sign-in address this page does not open (javascript:)',
+    );
+    expect(errorsOf(events)).to.deep.equal(['connect-failed']);
   });
 
   it('ignores messages that do not come from the service', async () => {
