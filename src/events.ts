@@ -1,3 +1,5 @@
+import type { ErrorDetail } from './errors.js';
+
 /**
  * Every event the elements fire: prefixed `forge-`, bubbling and composed (they cross shadow
  * roots), fired for user actions only, never for property changes made in code.
@@ -5,20 +7,6 @@
 
 /** Why the modal is closing. */
 export type HideReason = 'button' | 'escape' | 'backdrop' | 'done' | 'method';
-
-export type ForgeErrorCode =
-  | 'config'
-  | 'token-fetch-failed'
-  | 'token-malformed'
-  | 'token-expired'
-  | 'load-failed'
-  | 'connect-failed'
-  | 'oauth-blocked'
-  | 'oauth-closed'
-  | 'oauth-timeout'
-  | 'oauth-denied'
-  | 'save-failed'
-  | 'toggle-failed';
 
 export interface ForgeEventDetails {
   'forge-show': Record<string, never>;
@@ -32,34 +20,11 @@ export interface ForgeEventDetails {
   'forge-update': { workflowId: string; blockIds: string[] };
   /** The service confirmed a switch of a child workflow on or off. */
   'forge-toggle': { workflowId: string; active: boolean };
-  'forge-error': { code: ForgeErrorCode; message: string; status?: number };
+  'forge-error': ErrorDetail;
 }
 
 export type ForgeEventName = keyof ForgeEventDetails;
 export type ForgeEvent<K extends ForgeEventName> = CustomEvent<ForgeEventDetails[K]>;
-
-/**
- * A failure that knows its `forge-error` code (token, configuration and OAuth failures); `message`
- * says what happened and what to do.
- */
-export class ForgeError extends Error {
-  constructor(
-    readonly code: ForgeErrorCode,
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * The `forge-error` detail for any failure: a ForgeError's own code, else `code`; the HTTP status
- * when there is one (a ForgeApiError's, or a token endpoint's).
- */
-export function errorDetail(error: unknown, code: ForgeErrorCode): ForgeEventDetails['forge-error'] {
-  const { message, status } = error as { message: string; status?: number };
-  return { code: error instanceof ForgeError ? error.code : code, message, ...(status ? { status } : {}) };
-}
 
 /** Fires a forge event from `target`; answers false when a cancelable event was canceled. */
 export function emit<K extends ForgeEventName>(

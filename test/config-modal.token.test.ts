@@ -1,10 +1,8 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
-import { decodeJwt } from 'jose';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   button,
   childrenOf,
-  connectedUser,
   fill,
   recordEvents,
   requestsDuring,
@@ -57,31 +55,6 @@ describe('<forge-config-modal> user token', () => {
     await Promise.all([until(first, '.integration'), until(second, '.integration')]);
     expect(issued).to.have.length(1);
     await second.hide();
-  });
-
-  it('keeps working with a fresh token when the first one expires while the modal is open', async () => {
-    const userId = await connectedUser();
-    // Three-second tokens: each is replaced at half its life while the modal is open.
-    const { provider, issued } = countingProvider(userId, 3);
-    const el = await modalWithProvider(provider);
-    const errors = recordEvents(el, ['forge-error']);
-    await el.show();
-    await until(el, 'form#settings');
-    const first = issued[0]!;
-    await waitUntil(() => Date.now() > decodeJwt(first).exp! * 1000 && issued.length >= 2, 'the first token expires', {
-      timeout: 8000,
-    });
-
-    const requests = await requestsDuring(async () => {
-      fill(el, 'Channel', '#later');
-      (await untilButton(el, 'Enable workflow')).click();
-      await until(el, '.success');
-    });
-    const install = requests.find((r) => r.method === 'POST')!;
-    const used = install.authorization!.replace('Bearer ', '');
-    expect(used).not.to.equal(first);
-    expect(issued).to.include(used);
-    expect(errors).to.deep.equal([]);
   });
 
   it('fetches a new token once and retries when the service answers 401', async () => {

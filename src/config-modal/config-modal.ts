@@ -2,12 +2,12 @@ import { Task, TaskStatus } from '@lit/task';
 import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { ForgeApiError } from '../api/embed-client.js';
 import type { Integration, ParentWorkflow, VariableValue } from '../api/types.js';
-import { emit, errorDetail, ForgeError, type ForgeErrorCode } from '../events.js';
-import { ConfigError } from '../forge-element.js';
+import { ConfigError, errorDetail, ForgeError, type ForgeErrorCode } from '../errors.js';
+import { emit } from '../events.js';
+import { Connection } from '../internal/connection.js';
+import { ForgeModalDialog } from '../internal/dialog.js';
 import { themeStyles } from '../theme.js';
-import type { TokenSource } from '../token/token-source.js';
 import { configModalStyles } from './config-modal.styles.js';
-import { ForgeModalDialog } from './modal-dialog.js';
 import { openOAuthPopup, waitForOAuth } from './oauth-popup.js';
 import { byBlock, type SettingField, settingFields, valueIn, variableBlocks } from './settings.js';
 import { type ConfigModalStrings, defaultConfigModalStrings } from './strings.js';
@@ -149,10 +149,11 @@ export class ForgeConfigModal extends ForgeModalDialog {
   #installed = new Map<string, Installed>();
   /** The values the service holds, by field key: what a save compares against. */
   #saved = new Map<string, VariableValue>();
-  #tokens?: TokenSource | undefined;
   #focus?: FocusTarget | undefined;
   /** Numbers the fields of one render, for their ids. */
   #fieldCount = 0;
+
+  readonly #connection = new Connection(this);
 
   #loadTask = new Task<[], Setup>(this, {
     autoRun: false,
@@ -206,8 +207,6 @@ export class ForgeConfigModal extends ForgeModalDialog {
     this.#loadTask.abort();
     this.#connectTask.abort();
     this.#saveTask.abort();
-    this.#tokens?.keepFresh(false);
-    this.#tokens = undefined;
     // What was typed (secrets among it) is not kept after a close; the next open reads anew.
     this.#values = new Map();
   }
@@ -238,19 +237,14 @@ export class ForgeConfigModal extends ForgeModalDialog {
 
   async #load(signal: AbortSignal): Promise<Setup> {
     try {
-      const { client, tokens } = this.connection();
-      if (this.#tokens !== tokens) {
-        this.#tokens?.keepFresh(false);
-        tokens.keepFresh(true);
-        this.#tokens = tokens;
-      }
+      const { client } = this.#connection;
       const { workflowId, integration } = this;
       if (!workflowId && !integration) {
         throw new ConfigError(`Set workflow-id or integration on <${this.localName}> to say what to set up.`);
       }
       // A fresh token first (the service wants one per display of the modal), then everything
       // else in one request: the offer, the user's copies of it and the connected accounts.
-      await tokens.fresh();
+      await this.#connection.freshToken();
       const { workflows, installed, credentials } = await client
         .getSetup(workflowId ? { workflowId } : { integration }, { signal })
         .catch((error: ForgeApiError) => {
@@ -386,7 +380,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
     this.#connecting = name;
     this.#errors.delete(name);
     try {
-      const { client } = this.connection();
+      const { client } = this.#connection;
       if (parameters) {
         await client.saveCredential(name, parameters, { signal });
         for (const key of Object.keys(parameters)) this.#values.delete(parameterKey(name, key));
@@ -469,7 +463,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
     const options = { signal };
     const switchOnOff = this.#mode === 'integration';
     try {
-      const { client } = this.connection();
+      const { client } = this.#connection;
       const toggle = async (copy: Installed, active: boolean) => {
         await client[active ? 'activateWorkflow' : 'deactivateWorkflow'](copy.workflowId, options);
         copy.active = active;

@@ -1,5 +1,5 @@
 import type { OAuthResultMessage } from '../api/types.js';
-import { ForgeError } from '../events.js';
+import { ForgeError } from '../errors.js';
 
 const WIDTH = 520;
 const HEIGHT = 680;

@@ -4,8 +4,10 @@ import type { ForgeApiError } from '../api/embed-client.js';
 import type { ChildWorkflowSummary, ParentWorkflow } from '../api/types.js';
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
 import type { ConfigModalStrings } from '../config-modal/strings.js';
-import { emit, errorDetail, type ForgeErrorCode, type ForgeEvent } from '../events.js';
-import { ForgeElement } from '../forge-element.js';
+import { errorDetail, type ForgeErrorCode, isAbort } from '../errors.js';
+import { emit, type ForgeEvent } from '../events.js';
+import { Connection } from '../internal/connection.js';
+import { ForgeElement } from '../internal/forge-element.js';
 import { safeIconUrl, themeStyles } from '../theme.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
 import { workflowListStyles } from './workflow-list.styles.js';
@@ -34,8 +36,6 @@ const installedFrom = ({ _id, active }: Pick<ChildWorkflowSummary, '_id' | 'acti
   active,
   wanted: active,
 });
-
-const isAbort = (error: unknown) => (error as Error | undefined)?.name === 'AbortError';
 
 /**
  * The workflows a host offers its end user, joined with the ones this user has enabled: each
@@ -120,11 +120,14 @@ export class ForgeWorkflowList extends ForgeElement {
   /** Why a row's last action failed, by parent id. */
   #rowErrors = new Map<string, string>();
 
+  readonly #connection = new Connection(this);
+
   #loadTask = new Task(this, {
     args: () => [this.apiBase, this.tokenUrl, this.tokenProvider, this.integration] as const,
     task: async ([, , , integration], { signal }) => {
-      const { client, tokens } = this.connection();
-      const { userId } = await tokens.current();
+      const connection = this.#connection;
+      const { client } = connection;
+      const { userId } = await connection.token();
       const [parents, user] = await Promise.all([
         client.listWorkflows({ integration }, { signal }),
         client.getUser(userId, { signal }),
@@ -150,8 +153,11 @@ export class ForgeWorkflowList extends ForgeElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    // A load cut short by disconnecting starts again when the element comes back.
-    if (isAbort(this.#loadTask.error)) void this.#loadTask.run();
+    // Back on the page after a removal, which stopped every request: read everything again.
+    if (this.hasUpdated) {
+      this.#installed = new Map();
+      void this.#loadTask.run();
+    }
   }
 
   override disconnectedCallback(): void {
@@ -184,15 +190,18 @@ export class ForgeWorkflowList extends ForgeElement {
   async #syncSwitch(parentId: string, row: Installed): Promise<void> {
     row.busy = true;
     let target = row.wanted;
+    // Removing the element aborts the request; from then on nothing here touches the rows.
+    const { signal } = this.#connection;
     try {
       while (row.wanted !== row.active) {
         target = row.wanted;
-        const { client } = this.connection();
-        await client[target ? 'activateWorkflow' : 'deactivateWorkflow'](row.childId);
+        await this.#connection.client[target ? 'activateWorkflow' : 'deactivateWorkflow'](row.childId);
+        if (signal.aborted) return;
         row.active = target;
         emit(this, 'forge-toggle', { workflowId: row.childId, active: target });
       }
     } catch (error) {
+      if (signal.aborted) return;
       row.wanted = row.active;
       const message = this.#report(error, 'toggle-failed');
       const t = this.#text;
@@ -225,10 +234,13 @@ export class ForgeWorkflowList extends ForgeElement {
   async #rereadChild(parentId: string, childId: string): Promise<void> {
     this.#rowErrors.delete(parentId);
     this.requestUpdate();
+    const { signal } = this.#connection;
     try {
-      const child = await this.connection().client.getWorkflow(childId);
+      const child = await this.#connection.client.getWorkflow(childId);
+      if (signal.aborted) return;
       if (!this.#installed.get(parentId)?.busy) this.#installed.set(parentId, installedFrom(child));
     } catch (error) {
+      if (signal.aborted) return;
       this.#rowErrors.set(parentId, this.#text.refreshFailed(this.#report(error, 'load-failed')));
     }
     this.requestUpdate();
