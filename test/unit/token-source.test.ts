@@ -101,7 +101,8 @@ describe('TokenSource', () => {
     const source = new TokenSource(provide, clock);
     const [a, b, c] = await Promise.all([source.fresh(), source.fresh(), source.current()]);
     expect(issued).to.have.length(1);
-    expect(a.token).to.equal(b.token).and.equal(c.token);
+    expect(b.token).to.equal(a.token);
+    expect(c.token).to.equal(a.token);
   });
 
   it('answers the token in hand until it is due, then a new one', async () => {
