@@ -1,8 +1,11 @@
 import type { ErrorDetail } from './errors.js';
 
 /**
- * Every event the elements fire: prefixed `forge-`, bubbling and composed (they cross shadow
- * roots), fired for user actions only, never for property changes made in code.
+ * Every event the elements fire, declared once: its name and its detail type here, which
+ * element fires it in the lists below. The `GlobalEventHandlersEventMap` entries, the React
+ * wrappers' `onForge…` props, the JSX and Vue handler types, the tests and the demo all derive
+ * from these. Events are prefixed `forge-`, bubble and are composed (they cross shadow roots),
+ * and fire for user actions only, never for property changes made in code.
  */
 
 /** Why the modal is closing. */
@@ -26,6 +29,34 @@ export interface ForgeEventDetails {
 export type ForgeEventName = keyof ForgeEventDetails;
 export type ForgeEvent<K extends ForgeEventName> = CustomEvent<ForgeEventDetails[K]>;
 
+/** The events `<forge-config-modal>` fires. */
+export const configModalEvents = [
+  'forge-show',
+  'forge-after-show',
+  'forge-hide',
+  'forge-after-hide',
+  'forge-install',
+  'forge-update',
+  'forge-toggle',
+  'forge-error',
+] as const satisfies readonly ForgeEventName[];
+
+/** The events `<forge-workflow-list>` fires, those bubbling out of the modal it opens included. */
+export const workflowListEvents = [
+  'forge-toggle',
+  'forge-install',
+  'forge-update',
+  'forge-error',
+] as const satisfies readonly ForgeEventName[];
+
+export type ConfigModalEventName = (typeof configModalEvents)[number];
+export type WorkflowListEventName = (typeof workflowListEvents)[number];
+
+/** `forge-after-show` → `ForgeAfterShow`: the event's name in a framework's `onForgeAfterShow` prop. */
+export type PascalCase<S extends string> = S extends `${infer Head}-${infer Tail}`
+  ? `${Capitalize<Head>}${PascalCase<Tail>}`
+  : Capitalize<S>;
+
 /** Fires a forge event from `target`; answers false when a cancelable event was canceled. */
 export function emit<K extends ForgeEventName>(
   target: EventTarget,
@@ -36,15 +67,8 @@ export function emit<K extends ForgeEventName>(
   return target.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true, cancelable }));
 }
 
+type ForgeEventMap = { [K in ForgeEventName]: ForgeEvent<K> };
+
 declare global {
-  interface GlobalEventHandlersEventMap {
-    'forge-show': ForgeEvent<'forge-show'>;
-    'forge-after-show': ForgeEvent<'forge-after-show'>;
-    'forge-hide': ForgeEvent<'forge-hide'>;
-    'forge-after-hide': ForgeEvent<'forge-after-hide'>;
-    'forge-install': ForgeEvent<'forge-install'>;
-    'forge-update': ForgeEvent<'forge-update'>;
-    'forge-toggle': ForgeEvent<'forge-toggle'>;
-    'forge-error': ForgeEvent<'forge-error'>;
-  }
+  interface GlobalEventHandlersEventMap extends ForgeEventMap {}
 }

@@ -53,14 +53,14 @@ const isNumber = (text = '') => text.trim() !== '' && Number.isFinite(Number(tex
  * open. After a save, a success view says so; the modal closes when the user presses Done
  * (no timer, so nobody misses the confirmation).
  *
- * @event forge-show - The modal starts to open.
- * @event forge-after-show - The modal is open; `show()` settles now.
- * @event forge-hide - The modal is about to close. `detail.reason`: `button`, `escape`, `backdrop` or `done` (cancelable: `preventDefault()` keeps it open), or `method` (`hide()`; not cancelable).
- * @event forge-after-hide - The modal closed, with the same `detail.reason`; `hide()` settles now.
- * @event forge-install - The user enabled a workflow: `{parentId, workflowId}` (the new copy's id).
- * @event forge-update - The user saved new settings: `{workflowId, blockIds}` (the variable blocks changed).
- * @event forge-toggle - In the integration view, a save switched an installed workflow on or off: `{workflowId, active}`.
- * @event forge-error - Something failed; the modal shows it too: `{code, message, status?}`.
+ * @event {ForgeEvent<'forge-show'>} forge-show - The modal starts to open.
+ * @event {ForgeEvent<'forge-after-show'>} forge-after-show - The modal is open; `show()` settles now.
+ * @event {ForgeEvent<'forge-hide'>} forge-hide - The modal is about to close. `detail.reason`: `button`, `escape`, `backdrop` or `done` (cancelable: `preventDefault()` keeps it open), or `method` (`hide()`; not cancelable).
+ * @event {ForgeEvent<'forge-after-hide'>} forge-after-hide - The modal closed, with the same `detail.reason`; `hide()` settles now.
+ * @event {ForgeEvent<'forge-install'>} forge-install - The user enabled a workflow: `{parentId, workflowId}` (the new copy's id).
+ * @event {ForgeEvent<'forge-update'>} forge-update - The user saved new settings: `{workflowId, blockIds}` (the variable blocks changed).
+ * @event {ForgeEvent<'forge-toggle'>} forge-toggle - In the integration view, a save switched an installed workflow on or off: `{workflowId, active}`.
+ * @event {ForgeEvent<'forge-error'>} forge-error - Something failed; the modal shows it too: `{code, message, status?}`.
  *
  * @slot success - Extra content under the success message, e.g. a link to the host's help.
  *

@@ -47,11 +47,11 @@ const installedFrom = ({ _id, active }: Pick<ChildWorkflowSummary, '_id' | 'acti
  * under way are queued, not raced: the switch keeps showing the latest choice and, once the
  * request settles, one more request brings the service to it if it still differs.
  *
- * @event forge-toggle - `{workflowId, active}`: the service confirmed a switch the user moved.
- * @event forge-error - `{code, message, status?}`: loading, a switch, or a token failed; the
+ * @event {ForgeEvent<'forge-toggle'>} forge-toggle - `{workflowId, active}`: the service confirmed a switch the user moved.
+ * @event {ForgeEvent<'forge-error'>} forge-error - `{code, message, status?}`: loading, a switch, or a token failed; the
  *   element shows the message too.
- * @event forge-install - Bubbles out of the modal: the user enabled a workflow.
- * @event forge-update - Bubbles out of the modal: the user saved an enabled workflow's settings.
+ * @event {ForgeEvent<'forge-install'>} forge-install - Bubbles out of the modal: the user enabled a workflow.
+ * @event {ForgeEvent<'forge-update'>} forge-update - Bubbles out of the modal: the user saved an enabled workflow's settings.
  *
  * @csspart base - The wrapper of everything the element shows.
  * @csspart filter - The filter box, shown past `filter-threshold` workflows.

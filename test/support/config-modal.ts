@@ -2,7 +2,7 @@ import { fixture, html, waitUntil } from '@open-wc/testing';
 import { ForgeClient } from '../../src/api/index.js';
 import type { ForgeConfigModal } from '../../src/config-modal/config-modal.js';
 import '../../src/config-modal/define.js';
-import type { ForgeEventName } from '../../src/events.js';
+import { configModalEvents, type ForgeEventName } from '../../src/events.js';
 import { authorizeOAuth, createUser, hostApi, serviceInfo, tokenUrl, userToken } from './forge.js';
 
 /** Demo catalog workflows (server/catalog/demo.json). */
@@ -137,16 +137,7 @@ export function recordEvents(el: HTMLElement, names: ForgeEventName[]) {
   return events;
 }
 
-export const ALL_EVENTS: ForgeEventName[] = [
-  'forge-show',
-  'forge-after-show',
-  'forge-hide',
-  'forge-after-hide',
-  'forge-install',
-  'forge-update',
-  'forge-toggle',
-  'forge-error',
-];
+export const ALL_EVENTS: ForgeEventName[] = [...configModalEvents];
 
 export interface RecordedRequest {
   url: string;
