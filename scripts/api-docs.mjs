@@ -74,7 +74,13 @@ for (const element of elements) {
   out.push(
     ...table(
       ['Attribute', 'Property', 'Type', 'Default', 'Description'],
-      fields.map((f) => [code(f.attribute), code(f.name), code(f.type?.text), code(f.default), cell(f.description)]),
+      fields.map((f) => [
+        code(f.attribute),
+        code(f.name),
+        code(f.type?.text),
+        code(f.default),
+        cell(f.deprecated ? `${f.description} **Deprecated:** ${f.deprecated}` : f.description),
+      ]),
     ),
   );
   if (methods.length) {

@@ -6,6 +6,7 @@ import { ConfigError, errorDetail, ForgeError, type ForgeErrorCode } from '../er
 import { emit } from '../events.js';
 import { Connection } from '../internal/connection.js';
 import { ForgeModalDialog } from '../internal/dialog.js';
+import { Localize } from '../internal/localize.js';
 import { themeStyles } from '../theme.js';
 import { configModalStyles } from './config-modal.styles.js';
 import { connectAccount } from './connect.js';
@@ -118,7 +119,10 @@ export class ForgeConfigModal extends ForgeModalDialog {
   /** Instead of `workflow-id`: an integration name; the user picks which of its workflows to enable. */
   integration = '';
 
-  /** Replacements for any of the texts shown; English by default. */
+  /**
+   * Replacements for any of the texts shown, over those `registerStrings` holds for the nearest
+   * `lang` (English by default).
+   */
   strings: Partial<ConfigModalStrings> = {};
 
   /** How long to wait for an OAuth sign-in window before giving up, in milliseconds. */
@@ -126,7 +130,11 @@ export class ForgeConfigModal extends ForgeModalDialog {
 
   readonly #connection = new Connection(this);
 
-  #text = defaultConfigModalStrings;
+  readonly #localize = new Localize(this, 'configModal', defaultConfigModalStrings);
+
+  get #text(): ConfigModalStrings {
+    return this.#localize.texts;
+  }
 
   /** What the user sees and did in this open; changed only through `#change`, which re-renders. */
   #view: View = emptyView();
@@ -153,11 +161,6 @@ export class ForgeConfigModal extends ForgeModalDialog {
     autoRun: false,
     task: (_args, { signal }) => this.#save(signal),
   });
-
-  protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('strings')) this.#text = { ...defaultConfigModalStrings, ...this.strings };
-    super.willUpdate(changed);
-  }
 
   protected override updated(changed: PropertyValues<this>): void {
     super.updated(changed);
@@ -426,6 +429,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
       connectBusy: this.#connectTask.status === PENDING,
       focus,
       on: this.#actions,
+      list: (items) => this.#localize.list(items),
     };
   }
 }

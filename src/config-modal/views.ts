@@ -65,6 +65,8 @@ export interface StepContext {
   connectBusy: boolean;
   focus: FocusMark;
   on: StepActions;
+  /** `A, B and C` in the element's locale. */
+  list: (items: string[]) => string;
 }
 
 /** The header's title, subtitle and icons: what is being set up, once it is known. */
@@ -117,10 +119,8 @@ export function loadErrorView(t: ConfigModalStrings, { message }: Error, focus: 
   );
 }
 
-export function doneView({ t, loaded, view, focus, on }: StepContext) {
-  const names = chosen(loaded, view)
-    .map((parent) => parent.name)
-    .join(', ');
+export function doneView({ t, loaded, view, focus, on, list }: StepContext) {
+  const names = list(chosen(loaded, view).map((parent) => parent.name));
   const title = { install: t.successInstall, edit: t.successEdit, integration: t.successIntegration }[loaded.mode];
   return layout(
     html`<div class="success" role="status">

@@ -1,5 +1,5 @@
 import { Task, TaskStatus } from '@lit/task';
-import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
+import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { ForgeApiError } from '../api/embed-client.js';
 import type { ChildWorkflowSummary, ParentWorkflow } from '../api/types.js';
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
@@ -8,6 +8,7 @@ import { errorDetail, type ForgeErrorCode, isAbort } from '../errors.js';
 import { emit, type ForgeEvent } from '../events.js';
 import { Connection } from '../internal/connection.js';
 import { ForgeElement } from '../internal/forge-element.js';
+import { Localize } from '../internal/localize.js';
 import { safeIconUrl, themeStyles } from '../theme.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
 import { workflowListStyles } from './workflow-list.styles.js';
@@ -103,15 +104,26 @@ export class ForgeWorkflowList extends ForgeElement {
   /** Pins the color scheme; by default it follows the user's `prefers-color-scheme`. */
   theme?: 'light' | 'dark';
 
-  /** Replacements for any of the texts the list shows (English by default). */
+  /**
+   * Replacements for any of the texts the list shows, over those `registerStrings` holds for the
+   * nearest `lang` (English by default).
+   */
   strings: Partial<WorkflowListStrings> = {};
 
-  /** Replacements for texts of the `<forge-config-modal>` the list opens (its `strings`). */
+  /**
+   * The `strings` of the `<forge-config-modal>` the list opens.
+   * @deprecated The modal the list opens reads `registerStrings` and the `lang` around the list
+   * itself; register its texts with `registerStrings(locale, {configModal: {...}})` instead.
+   */
   modalStrings: Partial<ConfigModalStrings> = {};
 
+  readonly #localize = new Localize(this, 'workflowList', defaultWorkflowListStrings);
+
+  get #text(): WorkflowListStrings {
+    return this.#localize.texts;
+  }
+
   // Private state: changes call requestUpdate() themselves.
-  /** The texts in use: `strings` over the English defaults. */
-  #text = defaultWorkflowListStrings;
   #filter = '';
   /** The parent workflow the modal is (or was last) open for. */
   #modalFor = '';
@@ -163,10 +175,6 @@ export class ForgeWorkflowList extends ForgeElement {
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.#loadTask.abort();
-  }
-
-  protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('strings')) this.#text = { ...defaultWorkflowListStrings, ...this.strings };
   }
 
   /** Emits `forge-error` for a failure and answers the message to show. */
@@ -368,7 +376,8 @@ export class ForgeWorkflowList extends ForgeElement {
           : html`<p class="message muted">${t.noMatches(this.#filter.trim())}</p>`
       }`;
     }
-    const announcement = !offers && !failed ? t.loading : needle ? t.matchCount(shown!.length, offers!.length) : '';
+    const announcement =
+      !offers && !failed ? t.loading : needle ? t.matchCount(shown!.length, offers!.length, this.#localize.plural) : '';
     return html`<div class="base" part="base">
         <p class="visually-hidden" role="status">${announcement}</p>
         ${content}
