@@ -6,8 +6,6 @@ import '../src/workflow-list/define.js';
 import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
 import { createUser, serviceInfo, tokenUrl } from './support/forge.js';
 
-const STRIPE_TO_SLACK = 'Post new Stripe payments to Slack';
-
 registerStrings('de', {
   workflowList: { enable: 'Aktivieren', listLabel: 'Workflows (de)' },
   configModal: { titleInstall: (name) => `${name} aktivieren` },
@@ -65,10 +63,8 @@ describe('localization', () => {
   it('translates the modal the list opens from the lang around the list, with nothing passed through', async () => {
     const el = await listIn('de', await createUser());
     enableButton(el).click();
-    const modal = await waitUntil(
-      () => el.shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal'),
-      'the modal opens',
-    ).then(() => el.shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal')!);
+    await waitUntil(() => el.shadowRoot!.querySelector('forge-config-modal'), 'the modal opens');
+    const modal = el.shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal')!;
     await waitUntil(
       () => modal.shadowRoot!.querySelector('h2')?.textContent?.includes('aktivieren'),
       `the title is German: ${modal.shadowRoot!.querySelector('h2')?.textContent}`,
