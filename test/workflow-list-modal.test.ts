@@ -3,6 +3,7 @@ import { sendKeys } from '@web/test-runner-commands';
 import { ForgeClient } from '../src/api/index.js';
 import type { UserWithWorkflows } from '../src/api/types.js';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
+import { byLabel, byRole } from './support/harness.js';
 import '../src/workflow-list/define.js';
 import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
 import { connectIntegrations, createUser, hostApi, serviceInfo, tokenUrl, userToken } from './support/forge.js';
@@ -38,10 +39,14 @@ const switchOf = (el: ForgeWorkflowList, name: string) =>
 
 /** Waits for the open modal's settings step and answers its save button. */
 async function saveButton(el: ForgeWorkflowList): Promise<HTMLButtonElement> {
-  const find = () =>
-    el
-      .shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal')
-      ?.shadowRoot?.querySelector<HTMLButtonElement>('button[type="submit"][form="settings"]');
+  const find = () => {
+    const modal = el.shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal')?.shadowRoot;
+    return (
+      modal &&
+      byRole(modal, 'form', 'Settings') &&
+      byRole<HTMLButtonElement>(modal, 'button', /^(Save changes|Enable workflow)$/)
+    );
+  };
   await waitUntil(find, 'the modal did not reach its settings');
   return find()!;
 }
@@ -125,7 +130,7 @@ describe('<forge-workflow-list> with <forge-config-modal>', () => {
     row(el, STRIPE_TO_SLACK.name).querySelector<HTMLButtonElement>('[part~="configure-button"]')!.click();
     const save = await saveButton(el);
     const modalRoot = el.shadowRoot!.querySelector('forge-config-modal')!.shadowRoot!;
-    const channel = modalRoot.querySelector<HTMLInputElement>('form#settings input')!;
+    const channel = byLabel(modalRoot, 'Channel')!;
     channel.focus();
     channel.select();
     await sendKeys({ type: '#sales' });

@@ -325,7 +325,7 @@ export function configureView(context: StepContext) {
   });
   return layout(
     html`${intro(context, fieldCount ? t.configureIntro : t.noSettings)} ${stepMessage(context)}
-      <form id="settings" novalidate @submit=${on.save}>${sections}</form>`,
+      <form id="settings" aria-label=${t.stepConfigure} novalidate @submit=${on.save}>${sections}</form>`,
     html`${back(context)}
       <button
         class="button primary"
