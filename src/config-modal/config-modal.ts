@@ -1,3 +1,6 @@
+// Over 400 lines for a reason: about 60 of them are the class JSDoc, which the manifest and
+// docs/elements.md are generated from. The steps' views, the save sequence and the connect flow
+// live beside this file (views.ts, save.ts, connect.ts); this one holds the element itself.
 import { Task, TaskStatus } from '@lit/task';
 import { html, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { ForgeApiError } from '../api/embed-client.js';

@@ -65,6 +65,8 @@ export class Localize<Key extends keyof Translation, Strings extends Required<Tr
   readonly #key: Key;
   readonly #defaults: Strings;
   #cache?: { locale: string; own: Partial<Strings>; registrations: number; texts: Strings };
+  /** The locale of the current update: looked up once per render, not once per text. */
+  #locale?: string | undefined;
 
   constructor(host: ReactiveElement & { strings: Partial<Strings> }, key: Key, defaults: Strings) {
     this.#host = host;
@@ -85,9 +87,14 @@ export class Localize<Key extends keyof Translation, Strings extends Required<Tr
     localized.delete(this.#host);
   }
 
+  hostUpdate(): void {
+    this.#locale = undefined;
+  }
+
   /** The locale the element speaks: the nearest `lang`, else English. */
   get locale(): string {
-    return nearestLang(this.#host) || 'en';
+    this.#locale ??= nearestLang(this.#host) || 'en';
+    return this.#locale;
   }
 
   /** The texts to show now. */
