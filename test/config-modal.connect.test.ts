@@ -62,7 +62,7 @@ describe('<forge-config-modal> connect step', () => {
     retry.click();
     await consentInPopup('allow');
     await waitUntil(() => saysConnected(row(el, 'Slack')), 'Slack connects', { timeout: 10_000 });
-    expect(byRole(row(el, 'Slack'), 'alert')).to.equal(undefined);
+    expect(byRole(row(el, 'Slack'), 'alert')).to.equal(null);
     expect(rowButton(el, 'Slack').textContent!.trim()).to.equal('Reconnect');
   });
 
@@ -167,7 +167,7 @@ describe('<forge-config-modal> connect step', () => {
     button(el, 'Continue')!.click();
     const alert = await untilPart(el, 'message');
     expect(alert.textContent).to.include('Connect every account above to continue.');
-    expect(byRole(shadow(el), 'form', 'Settings')).to.equal(undefined);
+    expect(byRole(shadow(el), 'form', 'Settings')).to.equal(null);
   });
 
   it('closing the modal while a sign-in window is open stops waiting for it', async () => {

@@ -1,5 +1,6 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
+import { allByPart, byPart, byRole } from './support/harness.js';
 import '../src/config-modal/define.js';
 import { registerStrings } from '../src/internal/localize.js';
 import '../src/workflow-list/define.js';
@@ -31,23 +32,22 @@ async function listIn(lang: string | undefined, userId: string) {
   </div>`);
   if (lang === undefined) wrapper.removeAttribute('lang');
   const el = wrapper.querySelector<ForgeWorkflowList>('forge-workflow-list')!;
-  await waitUntil(() => el.shadowRoot!.querySelector('[part~="list"]'), 'the list loads', { timeout: 10_000 });
+  await waitUntil(() => byPart(el.shadowRoot!, 'list'), 'the list loads', { timeout: 10_000 });
   return el;
 }
 
-const enableButton = (el: ForgeWorkflowList) =>
-  el.shadowRoot!.querySelector<HTMLButtonElement>('[part~="enable-button"]')!;
+const enableButton = (el: ForgeWorkflowList) => byPart<HTMLButtonElement>(el.shadowRoot!, 'enable-button')!;
 
 describe('localization', () => {
   it('shows the texts registered for the nearest lang, falling back to the language, then English', async () => {
     const userId = await createUser();
     const german = await listIn('de', userId);
     expect(enableButton(german).textContent).to.contain('Aktivieren');
-    expect(german.shadowRoot!.querySelector('[part~="list"]')!.getAttribute('aria-label')).to.equal('Workflows (de)');
+    expect(byPart(german.shadowRoot!, 'list')!.getAttribute('aria-label')).to.equal('Workflows (de)');
 
     const swiss = await listIn('de-CH', userId);
     expect(enableButton(swiss).textContent, 'from de').to.contain('Aktivieren');
-    expect(swiss.shadowRoot!.querySelector('[part~="list"]')!.getAttribute('aria-label')).to.equal('Workflows (de-CH)');
+    expect(byPart(swiss.shadowRoot!, 'list')!.getAttribute('aria-label')).to.equal('Workflows (de-CH)');
 
     const english = await listIn('fr', userId);
     expect(enableButton(english).textContent).to.contain('Enable');
@@ -66,8 +66,8 @@ describe('localization', () => {
     await waitUntil(() => el.shadowRoot!.querySelector('forge-config-modal'), 'the modal opens');
     const modal = el.shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal')!;
     await waitUntil(
-      () => modal.shadowRoot!.querySelector('h2')?.textContent?.includes('aktivieren'),
-      `the title is German: ${modal.shadowRoot!.querySelector('h2')?.textContent}`,
+      () => byRole(modal.shadowRoot!, 'heading')?.textContent?.includes('aktivieren'),
+      `the title is German: ${byRole(modal.shadowRoot!, 'heading')?.textContent}`,
       { timeout: 10_000 },
     );
     await modal.hide();
@@ -90,15 +90,15 @@ describe('localization', () => {
     const el = await listIn('pl', await createUser());
     el.filterThreshold = 0;
     await el.updateComplete;
-    const filter = el.shadowRoot!.querySelector<HTMLInputElement>('[part~="filter"]')!;
+    const filter = byPart<HTMLInputElement>(el.shadowRoot!, 'filter')!;
     filter.value = 'slack';
     filter.dispatchEvent(new Event('input'));
     await el.updateComplete;
-    const total = el.shadowRoot!.querySelectorAll('[part~="row"]').length;
+    const total = allByPart(el.shadowRoot!, 'row').length;
     expect(total).to.be.greaterThan(0);
     const all = 7;
     const category = new Intl.PluralRules('pl').select(all);
     expect(category).to.equal('many');
-    expect(el.shadowRoot!.querySelector('[role="status"]')!.textContent).to.equal(`${total} z ${all} (many)`);
+    expect(byRole(el.shadowRoot!, 'status')!.textContent).to.equal(`${total} z ${all} (many)`);
   });
 });

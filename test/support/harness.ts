@@ -56,18 +56,19 @@ export function allByRole<E extends Element = HTMLElement>(scope: Scope, role: s
 }
 
 export const byRole = <E extends Element = HTMLElement>(scope: Scope, role: string, name?: string | RegExp) =>
-  allByRole<E>(scope, role, name)[0];
+  allByRole<E>(scope, role, name)[0] ?? null;
 
 /** Every element in `scope` that has `part` among its parts. */
 export const allByPart = <E extends Element = HTMLElement>(scope: Scope, part: string): E[] => [
   ...scope.querySelectorAll<E>(`[part~="${part}"]`),
 ];
 
-export const byPart = <E extends Element = HTMLElement>(scope: Scope, part: string) => allByPart<E>(scope, part)[0];
+export const byPart = <E extends Element = HTMLElement>(scope: Scope, part: string) =>
+  allByPart<E>(scope, part)[0] ?? null;
 
 /** The input labelled `label` in `scope`. */
-export function byLabel(scope: Scope, label: string): HTMLInputElement | undefined {
-  return [...scope.querySelectorAll('input')].find((input) => accessibleName(input) === label);
+export function byLabel(scope: Scope, label: string): HTMLInputElement | null {
+  return [...scope.querySelectorAll('input')].find((input) => accessibleName(input) === label) ?? null;
 }
 
 /** The harness of one element: the finders above over its shadow root, and waits for them. */
