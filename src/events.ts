@@ -1,4 +1,4 @@
-import type { ErrorDetail } from './errors.js';
+import { type ErrorDetail, errorDetail, type ForgeErrorCode } from './errors.js';
 
 /**
  * Every event the elements fire, declared once: its name and its detail type here, which
@@ -65,6 +65,22 @@ export function emit<K extends ForgeEventName>(
   { cancelable = false }: { cancelable?: boolean } = {},
 ): boolean {
   return target.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true, cancelable }));
+}
+
+/**
+ * Fires `forge-error` for a failure and answers the message the element shows for it:
+ * `describe` puts the failure's message in the element's own words.
+ */
+export function reportError(
+  target: EventTarget,
+  error: unknown,
+  code: ForgeErrorCode,
+  describe = (message: string) => message,
+): string {
+  const detail = errorDetail(error, code);
+  detail.message = describe(detail.message);
+  emit(target, 'forge-error', detail);
+  return detail.message;
 }
 
 type ForgeEventMap = { [K in ForgeEventName]: ForgeEvent<K> };

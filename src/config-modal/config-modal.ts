@@ -5,8 +5,8 @@ import { Task, TaskStatus } from '@lit/task';
 import { html, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { ForgeApiError } from '../api/embed-client.js';
 import type { Integration, VariableValue } from '../api/types.js';
-import { ConfigError, errorDetail, ForgeError, type ForgeErrorCode } from '../errors.js';
-import { emit } from '../events.js';
+import { ConfigError, ForgeError, type ForgeErrorCode } from '../errors.js';
+import { emit, reportError } from '../events.js';
 import { Connection } from '../internal/connection.js';
 import { ForgeModalDialog } from '../internal/dialog.js';
 import { Localize } from '../internal/localize.js';
@@ -200,14 +200,6 @@ export class ForgeConfigModal extends ForgeModalDialog {
     this.requestUpdate();
   }
 
-  /** Emits `forge-error` and answers the message, `describe` putting it in the modal's words. */
-  #report(error: unknown, code: ForgeErrorCode, describe = (message: string) => message): string {
-    const detail = errorDetail(error, code);
-    detail.message = describe(detail.message);
-    emit(this, 'forge-error', detail);
-    return detail.message;
-  }
-
   // Loading -------------------------------------------------------------------------------
 
   async #load(signal: AbortSignal): Promise<Loaded> {
@@ -231,7 +223,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
       return loadedFrom(setup, { workflowId, integration });
     } catch (error) {
       if (!signal.aborted) {
-        this.#report(error, 'load-failed');
+        reportError(this, error, 'load-failed');
         this.#focusNext = 'primary';
       }
       throw error;
@@ -342,7 +334,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
       const oauthMessage = oauthMessages[(error as ForgeError).code];
       const describe = (reason: string) =>
         oauthMessage ? oauthMessage(displayName) : t.connectFailed(displayName, reason);
-      failures.set(name, this.#report(error, 'connect-failed', describe));
+      failures.set(name, reportError(this, error, 'connect-failed', describe));
       this.#change({ errors: failures });
       throw error;
     }
@@ -388,7 +380,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
       this.#change({ step: 'done' }, 'primary');
     } catch (error) {
       if (signal.aborted) throw error;
-      const message = this.#report(error, 'save-failed');
+      const message = reportError(this, error, 'save-failed');
       const placed = errors.size > 0;
       this.#change(
         { errors, message: placed ? this.#text.fieldErrors : this.#text.saveFailed(message) },

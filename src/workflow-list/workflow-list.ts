@@ -4,8 +4,8 @@ import type { ForgeApiError } from '../api/embed-client.js';
 import type { ChildWorkflowSummary, ParentWorkflow } from '../api/types.js';
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
 import type { ConfigModalStrings } from '../config-modal/strings.js';
-import { errorDetail, type ForgeErrorCode, isAbort } from '../errors.js';
-import { emit, type ForgeEvent } from '../events.js';
+import { isAbort } from '../errors.js';
+import { emit, type ForgeEvent, reportError } from '../events.js';
 import { Connection } from '../internal/connection.js';
 import { ForgeElement } from '../internal/forge-element.js';
 import { Localize } from '../internal/localize.js';
@@ -159,7 +159,7 @@ export class ForgeWorkflowList extends ForgeElement {
       });
     },
     onError: (error) => {
-      if (!isAbort(error)) this.#report(error, 'load-failed');
+      if (!isAbort(error)) reportError(this, error, 'load-failed');
     },
   });
 
@@ -175,13 +175,6 @@ export class ForgeWorkflowList extends ForgeElement {
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.#loadTask.abort();
-  }
-
-  /** Emits `forge-error` for a failure and answers the message to show. */
-  #report(error: unknown, code: ForgeErrorCode): string {
-    const detail = errorDetail(error, code);
-    emit(this, 'forge-error', detail);
-    return detail.message;
   }
 
   #handleToggle(parentId: string, row: Installed, { target }: Event): void {
@@ -211,7 +204,7 @@ export class ForgeWorkflowList extends ForgeElement {
     } catch (error) {
       if (signal.aborted) return;
       row.wanted = row.active;
-      const message = this.#report(error, 'toggle-failed');
+      const message = reportError(this, error, 'toggle-failed');
       const t = this.#text;
       if ((error as ForgeApiError).status === 404) {
         // Removed behind the user's back (e.g. by the host): the row offers "Enable" again.
@@ -249,7 +242,7 @@ export class ForgeWorkflowList extends ForgeElement {
       if (!this.#installed.get(parentId)?.busy) this.#installed.set(parentId, installedFrom(child));
     } catch (error) {
       if (signal.aborted) return;
-      this.#rowErrors.set(parentId, this.#text.refreshFailed(this.#report(error, 'load-failed')));
+      this.#rowErrors.set(parentId, this.#text.refreshFailed(reportError(this, error, 'load-failed')));
     }
     this.requestUpdate();
   }
