@@ -261,8 +261,10 @@ describe('<forge-workflow-list>', () => {
     await sendKeys({ press: 'Tab' });
     expect(shadow(el).activeElement).to.equal(toggle);
 
-    await sendKeys({ press: 'Space' });
-    const event = await oneEvent(el, 'forge-toggle');
+    // Listening first: the service may confirm before the key press's command returns.
+    const toggled = oneEvent(el, 'forge-toggle');
+    await sendKeys({ press: ' ' }); // Space, by the character: Firefox's driver does not know the name
+    const event = await toggled;
     expect(event.detail.active).to.be.false;
     expect((await serviceState(userId)).get(STRIPE_TO_SLACK.id)).to.be.false;
 

@@ -64,7 +64,10 @@ async function readBody(req: NodeRequest, maxBytes: number): Promise<Blob> {
 async function toRequest(req: NodeRequest, maxBodyBytes: number): Promise<Request> {
   const protocol = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
   const host = req.headers.host;
-  const url = new URL(req.originalUrl ?? req.url ?? '/', `${protocol}://${typeof host === 'string' ? host : 'localhost'}`);
+  const url = new URL(
+    req.originalUrl ?? req.url ?? '/',
+    `${protocol}://${typeof host === 'string' ? host : 'localhost'}`,
+  );
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
@@ -122,9 +125,15 @@ export function toNodeHandler<Req extends NodeRequest = NodeRequest, Res extends
   const allowed = methods.map((m) => m.toUpperCase());
   return (req, res, next) => {
     if (!allowed.includes((req.method ?? 'GET').toUpperCase())) {
-      refuse(res, 405, ['method-not-allowed', 'Method not allowed'], `This endpoint answers ${allowed.join(', ')} only.`, {
-        Allow: allowed.join(', '),
-      });
+      refuse(
+        res,
+        405,
+        ['method-not-allowed', 'Method not allowed'],
+        `This endpoint answers ${allowed.join(', ')} only.`,
+        {
+          Allow: allowed.join(', '),
+        },
+      );
       return;
     }
     toRequest(req, maxBodyBytes)
@@ -132,13 +141,23 @@ export function toNodeHandler<Req extends NodeRequest = NodeRequest, Res extends
       .then((response) => send(response, res))
       .catch((error: unknown) => {
         if (error instanceof BodyTooLarge) {
-          refuse(res, 413, ['content-too-large', 'Content too large'], `The request body is over ${maxBodyBytes} bytes.`);
+          refuse(
+            res,
+            413,
+            ['content-too-large', 'Content too large'],
+            `The request body is over ${maxBodyBytes} bytes.`,
+          );
           return;
         }
         if (next) return next(error);
         console.error('forge-embed/host: the handler failed', error);
         if (res.headersSent) return res.destroy();
-        refuse(res, 500, ['internal', 'Internal error'], 'The token endpoint failed. Try again; if it keeps failing, see the server log.');
+        refuse(
+          res,
+          500,
+          ['internal', 'Internal error'],
+          'The token endpoint failed. Try again; if it keeps failing, see the server log.',
+        );
       });
   };
 }
