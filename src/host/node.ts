@@ -6,7 +6,12 @@
 export interface NodeRequest extends AsyncIterable<unknown> {
   method?: string | undefined;
   url?: string | undefined;
-  headers: Record<string, string | string[] | undefined>;
+  headers: {
+    host?: string | undefined;
+    cookie?: string | undefined;
+    'content-length'?: string | undefined;
+    [name: string]: string | string[] | undefined;
+  };
   /** A TLS socket has `encrypted: true`. */
   socket: object;
   /** Express keeps the full URL here when a router is mounted on a path. */

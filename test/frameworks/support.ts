@@ -14,7 +14,7 @@ export const installedWorkflow = () =>
  * A framework as an app ships it, served by test/frameworks/plugin.mjs. The URL is built at run
  * time so that neither TypeScript nor the dev server takes it for a package name.
  */
-export const loadFramework = <T>(name: 'react18' | 'react19' | 'vue'): Promise<T> =>
+export const loadFramework = <T>(name: 'react18' | 'react19' | 'react19ssr' | 'vue'): Promise<T> =>
   import(/* @vite-ignore */ `${'/__frameworks__/'}${name}.js`) as Promise<T>;
 
 export type ToggleDetail = ForgeEventDetails['forge-toggle'];
