@@ -42,8 +42,8 @@ export type NodeHandler<Req extends NodeRequest = NodeRequest, Res extends NodeR
 export interface NodeHandlerOptions {
   /**
    * The methods the handler answers. Any other is answered 405 before a byte of its body is read,
-   * so nobody can make the server buffer a large upload it would refuse anyway. Default: GET and
-   * HEAD, all a token endpoint needs.
+   * so nobody can make the server buffer a large upload it would refuse anyway. Default: GET, all
+   * a token endpoint answers.
    */
   methods?: string[];
   /** The largest request body read for an allowed method, in bytes; a larger one is a 413. Default 64 KiB. */
@@ -125,7 +125,7 @@ function refuse(
  */
 export function toNodeHandler<Req extends NodeRequest = NodeRequest, Res extends NodeResponse = NodeResponse>(
   handler: (request: Request, context: NodeContext<Req, Res>) => Promise<Response>,
-  { methods = ['GET', 'HEAD'], maxBodyBytes = 64 * 1024 }: NodeHandlerOptions = {},
+  { methods = ['GET'], maxBodyBytes = 64 * 1024 }: NodeHandlerOptions = {},
 ): NodeHandler<Req, Res> {
   const allowed = methods.map((m) => m.toUpperCase());
   return (req, res, next) => {

@@ -259,7 +259,7 @@ describe('toNodeHandler', () => {
       },
     );
     assert.equal(status, 405);
-    assert.equal(allow, 'GET, HEAD');
+    assert.equal(allow, 'GET');
     // The connection closes, so Node does not read the rest of the body to reuse it.
     assert.equal(connection, 'close');
   });
