@@ -17,10 +17,12 @@ export const ENGINES = ['chromium', 'firefox', 'webkit'];
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FIREFOX = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
+// Debian keeps MiniBrowser in the library folder of the machine's architecture.
+const MULTIARCH = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' }[process.arch];
 const MINIBROWSER =
   process.env.MINIBROWSER_PATH ??
   ['4.1', '4.0']
-    .map((api) => `/usr/lib/x86_64-linux-gnu/webkit2gtk-${api}/MiniBrowser`)
+    .map((api) => `/usr/lib/${MULTIARCH}/webkit2gtk-${api}/MiniBrowser`)
     .find((path) => existsSync(path)) ??
   'MiniBrowser';
 
