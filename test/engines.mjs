@@ -21,14 +21,16 @@ const FIREFOX = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
 const MULTIARCH = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' }[process.arch];
 const MINIBROWSER =
   process.env.MINIBROWSER_PATH ??
-  ['4.1', '4.0']
-    .map((api) => `/usr/lib/${MULTIARCH}/webkit2gtk-${api}/MiniBrowser`)
-    .find((path) => existsSync(path)) ??
+  ['4.1', '4.0'].map((api) => `/usr/lib/${MULTIARCH}/webkit2gtk-${api}/MiniBrowser`).find((path) => existsSync(path)) ??
   'MiniBrowser';
 
 /** Starts a helper process and stops it with this one. */
 function startHelper(command, args, env = {}) {
   const child = spawn(command, args, { stdio: 'ignore', env: { ...process.env, ...env } });
+  // A missing program is an 'error' event, not an exception; keep it for the readiness check.
+  child.on('error', (error) => {
+    child.startError = error;
+  });
   const stop = () => child.exitCode === null && child.kill();
   process.once('exit', stop);
   return { child, stop };
@@ -36,6 +38,11 @@ function startHelper(command, args, env = {}) {
 
 async function waitForDriver(url, child) {
   for (let i = 0; i < 100; i++) {
+    if (child.startError) {
+      throw new Error(
+        `WebKitWebDriver did not start (${child.startError.message}); on Debian: apt-get install webkit2gtk-driver xvfb`,
+      );
+    }
     if (child.exitCode !== null) throw new Error(`WebKitWebDriver exited (${child.exitCode}) before it answered`);
     try {
       if ((await fetch(`${url}/status`)).ok) return;
