@@ -86,7 +86,9 @@ describe('React 19 server rendering, hydrated', () => {
       expect(wrappedModal.strings).to.equal(modalStrings);
       expect(wrappedModal.workflowId).to.equal(STRIPE_TO_SLACK);
       (await switchIn(wrappedList)).click();
-      await waitUntil(() => calls.includes('wrapped onToggle'), 'the wrapper’s onForgeToggle was never called');
+      await waitUntil(() => calls.includes('wrapped onToggle'), 'the wrapper’s onForgeToggle was never called', {
+        timeout: 10_000,
+      });
       expect(toggles).to.deep.equal([{ workflowId, active: false }]);
       expect(wrappedList.shadowRoot!.textContent).to.not.include('Set token-url');
       await wrappedModal.show();
@@ -106,7 +108,7 @@ describe('React 19 server rendering, hydrated', () => {
       directList.addEventListener('forge-toggle', (event) => directToggles.push(event.detail));
       // It works on its token-url, and reports to a listener the page adds itself.
       (await switchIn(directList)).click();
-      await waitUntil(() => directToggles.length === 1, 'the list used directly never toggled');
+      await waitUntil(() => directToggles.length === 1, 'the list used directly never toggled', { timeout: 10_000 });
       let shown = 0;
       directModal.addEventListener('forge-after-show', () => shown++);
       await directModal.show();

@@ -76,6 +76,7 @@ export async function expectBound(
   const control = await switchIn(list);
   expect(list.shadowRoot!.textContent).to.include('Switch on');
   control.click();
-  await waitUntil(() => bindings.toggles.length === 1, `${handler} was never called`);
+  // A switch waits for the service: as long as the suite's other waits for it.
+  await waitUntil(() => bindings.toggles.length === 1, `${handler} was never called`, { timeout: 10_000 });
   expect(bindings.toggles[0]).to.deep.equal({ workflowId: bindings.workflowId, active: false });
 }
