@@ -68,11 +68,7 @@ async function readBody(req: NodeRequest, maxBytes: number): Promise<Blob> {
 
 async function toRequest(req: NodeRequest, maxBodyBytes: number): Promise<Request> {
   const protocol = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  const host = req.headers.host;
-  const url = new URL(
-    req.originalUrl ?? req.url ?? '/',
-    `${protocol}://${typeof host === 'string' ? host : 'localhost'}`,
-  );
+  const url = new URL(req.originalUrl ?? req.url ?? '/', `${protocol}://${req.headers.host ?? 'localhost'}`);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
