@@ -26,14 +26,15 @@ async function renderList(userId: string): Promise<ForgeWorkflowList> {
   const el = await fixture<ForgeWorkflowList>(
     html`<forge-workflow-list api-base=${apiBase} token-url=${tokenUrl(userId)}></forge-workflow-list>`,
   );
-  await waitUntil(() => byPart(el.shadowRoot!, 'list'), 'the list did not load');
+  // As long as the suite's other waits for the service: one second is too short while three
+  // engines share two cores.
+  await waitUntil(() => byPart(el.shadowRoot!, 'list'), 'the list did not load', { timeout: 10_000 });
   return el;
 }
 
 const row = (el: ForgeWorkflowList, name: string) =>
   [...allByPart(el.shadowRoot!, 'row')].find((r) => byPart(r, 'name')!.textContent === name)!;
-const switchOf = (el: ForgeWorkflowList, name: string) =>
-  byRole<HTMLInputElement>(el.shadowRoot!, 'switch', name);
+const switchOf = (el: ForgeWorkflowList, name: string) => byRole<HTMLInputElement>(el.shadowRoot!, 'switch', name);
 
 /** Waits for the open modal's settings step and answers its save button. */
 async function saveButton(el: ForgeWorkflowList): Promise<HTMLButtonElement> {

@@ -11,6 +11,34 @@ export interface ConnectionHost extends ReactiveControllerHost, HTMLElement {
 }
 
 /**
+ * How long after the page has loaded an element waits for its configuration before saying it is
+ * missing. Frameworks set properties after the element connects: React sets them when it
+ * hydrates server-rendered markup, which may be well after the element first renders.
+ */
+const CONFIG_GRACE_MS = 1_000;
+
+/** Settles once the page has loaded and CONFIG_GRACE_MS more have passed; rejects when `signal` aborts. */
+function configGrace(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const aborted = () => {
+      clearTimeout(timer);
+      window.removeEventListener('load', loaded);
+      reject(signal.reason);
+    };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const loaded = () => {
+      timer = setTimeout(() => {
+        signal.removeEventListener('abort', aborted);
+        resolve();
+      }, CONFIG_GRACE_MS);
+    };
+    signal.addEventListener('abort', aborted, { once: true });
+    if (document.readyState === 'complete') loaded();
+    else window.addEventListener('load', loaded, { once: true });
+  });
+}
+
+/**
  * An element's connection to the Forge service: the only path from `token-url` (or
  * `tokenProvider`) to the `Authorization` header. It
  * - reads the configuration when it is first used, never at connect (frameworks set
@@ -63,6 +91,21 @@ export class Connection implements ReactiveController {
       });
     }
     return this.#client!;
+  }
+
+  /**
+   * The client once the element is configured. Settings still missing are read again after the
+   * page has loaded and a grace period passed, and only then are a ConfigError: a framework may
+   * set them late. Whoever calls this re-runs when a setting changes (a task argument).
+   */
+  async ready(signal: AbortSignal): Promise<ForgeEmbedClient> {
+    try {
+      return this.client;
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      await configGrace(signal);
+      return this.client;
+    }
   }
 
   /** The user token in hand, or a new one when it is due for refresh. */

@@ -12,8 +12,10 @@ import type { TokenProvider } from '../token/token-source.js';
  */
 export class ForgeElement extends LitElement {
   static override properties: PropertyDeclarations = {
-    apiBase: { attribute: 'api-base', reflect: true },
-    tokenUrl: { attribute: 'token-url', reflect: true },
+    // Not reflected: an element that writes its empty defaults back as attributes differs from
+    // the server-rendered markup React hydrates, and nothing reads them back.
+    apiBase: { attribute: 'api-base' },
+    tokenUrl: { attribute: 'token-url' },
     tokenProvider: { attribute: false },
   };
 

@@ -88,7 +88,8 @@ export class ForgeWorkflowList extends ForgeElement {
   static override styles = [themeStyles, workflowListStyles];
 
   static override properties: PropertyDeclarations = {
-    integration: { reflect: true },
+    // Not reflected, like api-base: see ForgeElement.
+    integration: {},
     filterThreshold: { attribute: 'filter-threshold', type: Number },
     theme: { reflect: true },
     strings: { attribute: false },
@@ -138,7 +139,7 @@ export class ForgeWorkflowList extends ForgeElement {
     args: () => [this.apiBase, this.tokenUrl, this.tokenProvider, this.integration] as const,
     task: async ([, , , integration], { signal }) => {
       const connection = this.#connection;
-      const { client } = connection;
+      const client = await connection.ready(signal);
       const { userId } = await connection.token();
       const [parents, user] = await Promise.all([
         client.listWorkflows({ integration }, { signal }),
