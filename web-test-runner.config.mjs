@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { defaultReporter } from '@web/test-runner';
 import { chromeLauncher } from '@web/test-runner-chrome';
-import { startService } from './dist/server/app.js';
+import { startService } from './server/dist/app.js';
 import { frameworkPlugin } from './test/frameworks/plugin.mjs';
 
 /**

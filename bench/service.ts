@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
-const SERVICE_MAIN = fileURLToPath(new URL('../dist/server/main.js', import.meta.url));
+const SERVICE_MAIN = fileURLToPath(new URL('../server/dist/main.js', import.meta.url));
 
 export const API_PREFIX = '/forge/2021-12';
 
@@ -20,7 +20,7 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts the built service (`dist/server/main.js`) as its own process, so that what is measured
+ * Starts the built service (`server/dist/main.js`) as its own process, so that what is measured
  * is the service alone and not the bench that drives it. Port 0 lets the service pick a free port,
  * which it prints.
  */

@@ -33,7 +33,10 @@ export interface ThroughputResult {
 export async function benchThroughput(workDir: string, apiKey: string): Promise<ThroughputResult> {
   const dbPath = join(workDir, 'throughput.db');
   const parent = new Catalog(DEMO_CATALOG).list()[0]!;
-  const userIds = seedUsers(dbPath, parent.integrations.map((i) => i.name));
+  const userIds = seedUsers(
+    dbPath,
+    parent.integrations.map((i) => i.name),
+  );
   const service = await spawnService({ db: dbPath, apiKey });
   try {
     const tokens: string[] = [];

@@ -11,7 +11,7 @@ function findPackageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json'))) {
     const parent = dirname(dir);
-    if (parent === dir) throw new Error('forge-embed: cannot find the package root');
+    if (parent === dir) throw new Error('forge-embed-service: cannot find the package root');
     dir = parent;
   }
   return dir;
@@ -20,4 +20,4 @@ function findPackageRoot(): string {
 export const PACKAGE_ROOT = findPackageRoot();
 
 /** The demo catalog, used when no other is named. */
-export const DEMO_CATALOG = join(PACKAGE_ROOT, 'server', 'catalog', 'demo.json');
+export const DEMO_CATALOG = join(PACKAGE_ROOT, 'catalog', 'demo.json');

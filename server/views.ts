@@ -5,7 +5,7 @@ import type {
   Integration,
   ParentWorkflow,
   VariableValues,
-} from '../src/api/types.js';
+} from 'forge-embed/client';
 import type { CatalogBlock, CatalogWorkflow } from './catalog/catalog.js';
 import type { ChildRow } from './store/store.js';
 

@@ -1,5 +1,5 @@
-import type { HostSettings } from '../../src/api/types.js';
-import { badRequest } from '../http.js';
+import type { HostSettings } from 'forge-embed/client';
+import { InvalidInputError } from '../errors.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
 import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
@@ -100,7 +100,7 @@ export function applyHostSettingsUpdate(
       ...(next.eventBus.sealedKeys ? [] : ['accessKeyId and secretAccessKey']),
     ];
     if (missing.length > 0) {
-      throw badRequest(`To switch the event bus on, give its ${missing.join(' and ')} too.`, [
+      throw new InvalidInputError(`To switch the event bus on, give its ${missing.join(' and ')} too.`, [
         { path: 'body.eventBus.enabled', message: `Needs ${missing.join(' and ')}.` },
       ]);
     }
