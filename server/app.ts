@@ -1,7 +1,7 @@
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { AuthKeys, type Principal } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
@@ -159,16 +159,18 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       : false,
     bodyLimit: MAX_BODY_BYTES,
     // Ids the service hands out are short; this only keeps an absurd one from being a 404 "no endpoint".
-    routerOptions: { maxParamLength: 2048 },
-    // An empty value counts as absent (`?integration=` lists everything, as before).
-    querystringParser: (text) => {
-      const query: Record<string, string | string[]> = {};
-      for (const [key, value] of new URLSearchParams(text)) {
-        if (value === '') continue;
-        const had = query[key];
-        query[key] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
-      }
-      return query;
+    routerOptions: {
+      maxParamLength: 2048,
+      // An empty value counts as absent (`?integration=` lists everything, as before).
+      querystringParser: (text) => {
+        const query: Record<string, string | string[]> = {};
+        for (const [key, value] of new URLSearchParams(text)) {
+          if (value === '') continue;
+          const had = query[key];
+          query[key] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
+        }
+        return query;
+      },
     },
     // A path that does not decode (`%E0%A4%A`) never reaches a route; it still gets a problem document.
     frameworkErrors: (error, request, reply) => {
@@ -176,7 +178,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
         error.code === 'FST_ERR_BAD_URL'
           ? badRequest(`The path ${request.url.split('?')[0]} is not correctly URL-encoded.`)
           : (problemOf(error) ?? internalError());
-      reply
+      (reply as FastifyReply)
         .code(problem.status)
         .headers({ 'Cache-Control': 'no-store', ...problem.headers })
         .type('application/problem+json; charset=utf-8')

@@ -1,7 +1,9 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual, type webcrypto } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { unauthorized } from './http.js';
 import type { Store } from './store/store.js';
+
+type CryptoKey = webcrypto.CryptoKey;
 
 /** Host API keys carry this prefix, so a key and a user token (a JWT) are told apart by shape. */
 export const API_KEY_PREFIX = 'forge_sk_';
