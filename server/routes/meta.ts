@@ -53,7 +53,7 @@ export function registerMeta(api: FastifyInstance, { authKeys, catalog }: Servic
         response: { 200: Type.Object({}, { additionalProperties: true }) },
       },
     },
-    async (request, reply) => reply.serializer(JSON.stringify).send(request.server.swagger()),
+    async (request) => request.server.swagger(),
   );
 }
 

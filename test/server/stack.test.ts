@@ -1,0 +1,219 @@
+/**
+ * What the HTTP stack owes every caller beyond the service interface: HEAD, over-long URLs and
+ * header blocks, encoded and non-UTF-8 bodies, the health probes, a request log with ids that
+ * holds no secret, and a shutdown that finishes what is in flight.
+ */
+import assert from 'node:assert/strict';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { startService } from '../../server/app.js';
+import { newUser, PAYMENTS, sendWebhook, writeTestCatalog } from './engine-support.js';
+import { API, assertProblem, rawRequest, TestService } from './support.js';
+
+let forge: TestService;
+before(async () => {
+  forge = await TestService.start();
+});
+after(() => forge.close());
+
+describe('the HTTP edges', () => {
+  test('HEAD answers wherever GET does, with the same status and headers and no body', async () => {
+    const { userId } = await forge.createUser();
+    for (const path of ['/workflow', `/user/${userId}`, '/openapi.json', '/.well-known/jwks.json']) {
+      const get = await forge.asHost('GET', path);
+      const head = await forge.request('HEAD', path, { credential: forge.apiKey });
+      assert.equal(head.status, get.status, path);
+      assert.equal(head.text, '', path);
+      assert.equal(head.headers.get('content-type'), get.headers.get('content-type'), path);
+    }
+    assert.equal((await forge.request('HEAD', '/user')).status, 401, 'HEAD is guarded as GET is');
+  });
+
+  test('an over-long URL is a 414 problem document', async () => {
+    const answer = await forge.request('GET', `/workflow?integration=${'x'.repeat(9000)}`, {
+      credential: forge.apiKey,
+    });
+    assertProblem(answer, 414, { detail: /longer than/ });
+  });
+
+  test('an over-long header block is a 431 problem document', async () => {
+    const answer = await rawRequest(forge.url, 'GET', `${API}/workflow`, {
+      headers: { Authorization: `Bearer ${forge.apiKey}`, 'X-Padding': 'x'.repeat(20_000) },
+    });
+    assert.equal(answer.status, 431);
+    assert.match(String(answer.headers['content-type']), /^application\/problem\+json/);
+    assert.match(JSON.parse(answer.text).detail, /16 KB/);
+  });
+
+  test('a gzip-encoded body is a 415 that asks for an uncompressed one', async () => {
+    const answer = await forge.request('POST', '/user', {
+      credential: forge.apiKey,
+      body: gzipSync(JSON.stringify({ name: 'Ada', email: 'gzip@example.com' })),
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+    });
+    assertProblem(answer, 415, { detail: /Content-Encoding "gzip".*uncompressed/ });
+  });
+
+  test('a body that is not UTF-8 is a 400 that says so', async () => {
+    const latin1 = Buffer.from('{"name": "Zoë", "email": "latin1@example.com"}', 'latin1');
+    const answer = await forge.request('POST', '/user', {
+      credential: forge.apiKey,
+      body: latin1,
+      headers: { 'Content-Type': 'application/json' },
+    });
+    assertProblem(answer, 400, { detail: /not valid UTF-8/ });
+  });
+
+  test('a character split across two chunks of the body arrives whole', async () => {
+    const json = Buffer.from(JSON.stringify({ name: 'Zoë 🙂 Ñandú', email: 'chunks@example.com' }));
+    const cut = json.indexOf(Buffer.from('🙂')) + 2;
+    const status = await new Promise<number>((resolve, reject) => {
+      const { hostname, port } = new URL(forge.url);
+      const req = httpRequest(
+        {
+          host: hostname,
+          port,
+          method: 'POST',
+          path: `${API}/user`,
+          headers: { Authorization: `Bearer ${forge.apiKey}`, 'Content-Type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        },
+      );
+      req.on('error', reject);
+      // Two writes with a pause between them: two chunks on the wire, the emoji cut in half.
+      req.write(json.subarray(0, cut));
+      setTimeout(() => req.end(json.subarray(cut)), 50);
+    });
+    assert.equal(status, 200);
+    const users = (await forge.asHost('GET', '/user')).body.data;
+    assert.ok(users.some((u: { fullName: string }) => u.fullName === 'Zoë 🙂 Ñandú'));
+  });
+});
+
+describe('health probes', () => {
+  test('GET /healthz answers while the process runs; GET /readyz while the database answers', async () => {
+    const health = await fetch(`${forge.url}/healthz`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { status: 'ok' });
+    const ready = await fetch(`${forge.url}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ready' });
+  });
+
+  test('GET /readyz is a 503 problem document when the database cannot answer', async () => {
+    const other = await TestService.start();
+    try {
+      other.store.close();
+      const answer = await other.request('GET', `${other.url}/readyz`);
+      assertProblem(answer, 503, { detail: /database/ });
+      assert.equal((await fetch(`${other.url}/healthz`)).status, 200, 'the process itself is still up');
+    } finally {
+      await other.service.app.close();
+    }
+  });
+});
+
+describe('the request log', () => {
+  test('is one JSON line per event with a request id, and holds no API key, token, credential value or webhook token', async () => {
+    const lines: string[] = [];
+    const service = await startService({
+      port: 0,
+      db: ':memory:',
+      catalog: writeTestCatalog(),
+      scheduler: false,
+      logStream: { write: (line) => void lines.push(line) },
+    });
+    const h = {
+      service,
+      async api(method: string, path: string, body?: unknown, credential = service.apiKey) {
+        const response = await fetch(`${service.url}${API}${path}`, {
+          method,
+          headers: { Authorization: `Bearer ${credential}`, 'Content-Type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: response.status, body: await response.json() };
+      },
+    };
+    try {
+      const user = await newUser(h as never);
+      const childId = await user.install(PAYMENTS);
+      const secretValue = 'crm-secret-value-0123456789';
+      assert.equal((await h.api('POST', '/credentials/crm', { apiKey: secretValue }, user.token)).status, 200);
+      await h.api('GET', `/user/${user.userId}`, undefined, user.token);
+      await h.api('GET', '/user', undefined, `${service.apiKey}x`);
+      const webhookToken = service.store.getChild(childId)!.webhookToken;
+      await sendWebhook(h as never, childId, { amount: 1 });
+
+      const log = lines.join('');
+      const entries = lines.map((line) => JSON.parse(line));
+      assert.ok(entries.length >= 10, `only ${entries.length} log lines`);
+      for (const entry of entries.filter((e) => e.req || e.res)) assert.ok(entry.reqId, JSON.stringify(entry));
+      assert.ok(
+        entries.some((e) => e.res?.statusCode === 401),
+        'the refused request is logged',
+      );
+      for (const [what, secret] of [
+        ['the API key', service.apiKey],
+        ['the user token', user.token],
+        ['a credential value', secretValue],
+        ['the webhook token', webhookToken],
+      ] as const) {
+        assert.ok(!log.includes(secret), `${what} is in the log`);
+      }
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe('shutdown', () => {
+  test('close() stops accepting, finishes the request and workflow run in flight, then closes the database', async () => {
+    // A stand-in for the API the workflow's HTTP block calls: slow enough to be caught mid-run.
+    let reached!: () => void;
+    const runReachedApi = new Promise<void>((resolve) => (reached = resolve));
+    const slowApi = createServer((_req, res) => {
+      reached();
+      setTimeout(() => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ok":true}'), 400);
+    });
+    await new Promise<void>((resolve) => slowApi.listen(0, '127.0.0.1', resolve));
+    const service = await startService({
+      port: 0,
+      db: ':memory:',
+      catalog: writeTestCatalog(),
+      scheduler: false,
+      sandboxUrl: `http://127.0.0.1:${(slowApi.address() as AddressInfo).port}`,
+    });
+    const h = {
+      service,
+      async api(method: string, path: string, body?: unknown, credential = service.apiKey) {
+        const response = await fetch(`${service.url}${API}${path}`, {
+          method,
+          headers: { Authorization: `Bearer ${credential}`, 'Content-Type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: response.status, body: await response.json() };
+      },
+    };
+    try {
+      const user = await newUser(h as never);
+      const childId = await user.install(PAYMENTS);
+      const inFlight = sendWebhook(h as never, childId, { amount: 500, customer: { name: 'Ada' } });
+      await runReachedApi;
+      const closed = service.close();
+      const answer = await inFlight;
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.finished, true, JSON.stringify(answer.body));
+      await closed;
+      await assert.rejects(fetch(`${service.url}/healthz`), 'a closed service accepts no connection');
+      assert.throws(() => service.store.ping(), /not open/, 'the database is closed');
+    } finally {
+      await service.close();
+      slowApi.close();
+    }
+  });
+});
