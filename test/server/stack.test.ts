@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { startService } from '../../server/app.js';
+import { startSandbox } from '../../server/sandbox.js';
 import { newUser, PAYMENTS, sendWebhook, writeTestCatalog } from './engine-support.js';
 import { API, assertProblem, rawRequest, TestService } from './support.js';
 
@@ -66,34 +67,47 @@ describe('the HTTP edges', () => {
     assertProblem(answer, 400, { detail: /not valid UTF-8/ });
   });
 
-  test('a character split across two chunks of the body arrives whole', async () => {
-    const json = Buffer.from(JSON.stringify({ name: 'Zoë 🙂 Ñandú', email: 'chunks@example.com' }));
-    const cut = json.indexOf(Buffer.from('🙂')) + 2;
-    const status = await new Promise<number>((resolve, reject) => {
-      const { hostname, port } = new URL(forge.url);
-      const req = httpRequest(
-        {
-          host: hostname,
-          port,
-          method: 'POST',
-          path: `${API}/user`,
-          headers: { Authorization: `Bearer ${forge.apiKey}`, 'Content-Type': 'application/json' },
-        },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode!);
-        },
-      );
-      req.on('error', reject);
-      // Two writes with a pause between them: two chunks on the wire, the emoji cut in half.
-      req.write(json.subarray(0, cut));
-      setTimeout(() => req.end(json.subarray(cut)), 50);
-    });
-    assert.equal(status, 200);
+  test('a character split across two chunks of the body arrives whole, at the service and the sandbox', async () => {
+    const json = JSON.stringify({ name: 'Zoë 🙂 Ñandú', email: 'chunks@example.com' });
+    assert.equal(await postInTwoChunks(`${forge.url}${API}/user`, json, forge.apiKey), 200);
     const users = (await forge.asHost('GET', '/user')).body.data;
     assert.ok(users.some((u: { fullName: string }) => u.fullName === 'Zoë 🙂 Ñandú'));
+
+    const sandbox = await startSandbox({ port: 0 });
+    try {
+      const message = JSON.stringify({ channel: '#general', text: 'Paid 🙂 by Zoë' });
+      assert.equal(await postInTwoChunks(`${sandbox.url}/slack/chat.postMessage`, message, 'x'), 200);
+      assert.deepEqual(sandbox.requests.at(-1)?.body, JSON.parse(message));
+    } finally {
+      await sandbox.close();
+    }
   });
 });
+
+/** POSTs JSON in two writes with a pause between them: two chunks on the wire, the emoji cut in half. */
+function postInTwoChunks(url: string, json: string, credential: string): Promise<number> {
+  const bytes = Buffer.from(json);
+  const cut = bytes.indexOf(Buffer.from('🙂')) + 2;
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise<number>((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: hostname,
+        port,
+        method: 'POST',
+        path: pathname,
+        headers: { Authorization: `Bearer ${credential}`, 'Content-Type': 'application/json' },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      },
+    );
+    req.on('error', reject);
+    req.write(bytes.subarray(0, cut));
+    setTimeout(() => req.end(bytes.subarray(cut)), 50);
+  });
+}
 
 describe('health probes', () => {
   test('GET /healthz answers while the process runs; GET /readyz while the database answers', async () => {
