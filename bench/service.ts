@@ -71,6 +71,12 @@ function listeningUrl(child: ChildProcess): Promise<string> {
       const match = /listening on (http:\/\/\S+?)\/forge\//.exec(output);
       if (match) {
         clearTimeout(timer);
+        // From here on the output (the request log) is drained, not kept: scanning a growing
+        // log on every chunk would cost the bench more than the service.
+        child.stdout!.off('data', read);
+        child.stderr!.off('data', read);
+        child.stdout!.resume();
+        child.stderr!.resume();
         resolve(match[1]!);
       }
     };
