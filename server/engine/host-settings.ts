@@ -1,4 +1,3 @@
-import type { HostSettings } from 'forge-embed/client';
 import { InvalidInputError } from '../errors.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
@@ -53,18 +52,6 @@ export function activeChannels(settings: StoredHostSettings): Channel[] {
   if (settings.errorWebhookUrl) channels.push('webhook');
   if (settings.eventBus.enabled) channels.push('eventBus');
   return channels;
-}
-
-export function hostSettingsView(settings: StoredHostSettings, store: Store): HostSettings {
-  const { sealedKeys, ...bus } = settings.eventBus;
-  return {
-    errorWebhookUrl: settings.errorWebhookUrl,
-    eventBus: { ...bus, hasAccessKeys: sealedKeys !== null },
-    deliveries: {
-      webhook: store.deliveryBacklog('webhook'),
-      eventBus: store.deliveryBacklog('eventBus'),
-    },
-  };
 }
 
 const EXAMPLE =

@@ -13,7 +13,7 @@ import {
   UserWithWorkflowsSchema,
 } from '../schemas.js';
 import { uniqueViolation } from '../store/store.js';
-import { childSummaryView, parentOf } from '../views.js';
+import { childSummaryView, parentOf, userView } from '../views.js';
 
 const noUser = (id: string) => notFound(`No user ${id}. User ids come from POST /user (userId) or GET /user (_id).`);
 
@@ -88,7 +88,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys }
           base,
         ),
       );
-      return { _id: user._id, fullName: user.fullName, email: user.email, workflows };
+      return userView(user, workflows);
     },
   );
 

@@ -16,7 +16,7 @@ import {
 } from '../schemas.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
-import { childView, parentOf, parentView } from '../views.js';
+import { blockValuesView, childView, parentOf, parentView } from '../views.js';
 
 const MAX_TEXT_VALUE = 10_000;
 
@@ -292,14 +292,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
         store.setChildVariables(child.id, next);
         return next[blockId]!;
       });
-      return {
-        blockId,
-        variables: (block.parameters.variables ?? []).map((v) => ({
-          uuid: v.uuid,
-          name: v.name,
-          value: merged[v.name] ?? v.value,
-        })),
-      };
+      return blockValuesView(block, merged);
     },
   );
 

@@ -8,9 +8,9 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { startService } from '../../server/app.js';
+import { type RunningService, startService } from '../../server/app.js';
 import { startSandbox } from '../../server/sandbox.js';
-import { newUser, PAYMENTS, sendWebhook, writeTestCatalog } from './engine-support.js';
+import { type Harness, newUser, PAYMENTS, sendWebhook, writeTestCatalog } from './engine-support.js';
 import { API, assertProblem, rawRequest, TestService } from './support.js';
 
 let forge: TestService;
@@ -132,6 +132,21 @@ describe('health probes', () => {
   });
 });
 
+/** The engine suites' harness over a service of this file's own (its own catalog, log or sandbox). */
+function harnessOf(service: RunningService) {
+  return {
+    service,
+    async api(method: string, path: string, body?: unknown, credential = service.apiKey) {
+      const response = await fetch(`${service.url}${API}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${credential}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, body: await response.json() };
+    },
+  } as unknown as Harness;
+}
+
 describe('the request log', () => {
   test('is one JSON line per request with its id, and holds no API key, token, credential value or webhook token', async () => {
     const lines: string[] = [];
@@ -142,26 +157,16 @@ describe('the request log', () => {
       scheduler: false,
       logStream: { write: (line) => void lines.push(line) },
     });
-    const h = {
-      service,
-      async api(method: string, path: string, body?: unknown, credential = service.apiKey) {
-        const response = await fetch(`${service.url}${API}${path}`, {
-          method,
-          headers: { Authorization: `Bearer ${credential}`, 'Content-Type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        return { status: response.status, body: await response.json() };
-      },
-    };
+    const h = harnessOf(service);
     try {
-      const user = await newUser(h as never);
+      const user = await newUser(h);
       const childId = await user.install(PAYMENTS);
       const secretValue = 'crm-secret-value-0123456789';
       assert.equal((await h.api('POST', '/credentials/crm', { apiKey: secretValue }, user.token)).status, 200);
       await h.api('GET', `/user/${user.userId}`, undefined, user.token);
       await h.api('GET', '/user', undefined, `${service.apiKey}x`);
       const webhookToken = service.store.getChild(childId)!.webhookToken;
-      await sendWebhook(h as never, childId, { amount: 1 });
+      await sendWebhook(h, childId, { amount: 1 });
 
       const log = lines.join('');
       const entries = lines.map((line) => JSON.parse(line));
@@ -206,21 +211,11 @@ describe('shutdown', () => {
       scheduler: false,
       sandboxUrl: `http://127.0.0.1:${(slowApi.address() as AddressInfo).port}`,
     });
-    const h = {
-      service,
-      async api(method: string, path: string, body?: unknown, credential = service.apiKey) {
-        const response = await fetch(`${service.url}${API}${path}`, {
-          method,
-          headers: { Authorization: `Bearer ${credential}`, 'Content-Type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        return { status: response.status, body: await response.json() };
-      },
-    };
+    const h = harnessOf(service);
     try {
-      const user = await newUser(h as never);
+      const user = await newUser(h);
       const childId = await user.install(PAYMENTS);
-      const inFlight = sendWebhook(h as never, childId, { amount: 500, customer: { name: 'Ada' } });
+      const inFlight = sendWebhook(h, childId, { amount: 500, customer: { name: 'Ada' } });
       await runReachedApi;
       const closed = service.close();
       const answer = await inFlight;
