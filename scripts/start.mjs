@@ -120,6 +120,8 @@ async function main() {
     FORGE_API_KEY: apiKey,
     FORGE_ALLOWED_ORIGINS: `${demoUrl},http://127.0.0.1:${PORT}`,
     FORGE_SANDBOX_URL: `http://localhost:${SANDBOX_PORT}`,
+    // The demo's console shows what the demo does; the request log is for hosts that run the service.
+    FORGE_LOG: process.env.FORGE_LOG ?? 'off',
   });
   if (!(await waitFor('The Forge service', `${serviceUrl}/forge/2021-12/.well-known/jwks.json`))) return;
 

@@ -1,7 +1,7 @@
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import { Ajv } from 'ajv';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { AuthKeys, type Principal } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
@@ -158,7 +158,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
         }
       : false,
     // One line per request, written when it is answered (see the onResponse hook), not two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
     // Ids the service hands out are short; this only keeps an absurd one from being a 404 "no endpoint".
     routerOptions: {
