@@ -90,7 +90,9 @@ function seedUsers(dbPath: string, integrations: string[]): string[] {
   const secrets = SecretBox.open(dbPath);
   try {
     return store.transaction(() =>
-      Array.from({ length: INSTALLS + 1 }, (_, i) => {
+      // One for the reads, one per install, and spares: autocannon may prepare a request per
+      // connection beyond the last one it sends.
+      Array.from({ length: 1 + INSTALLS + 2 * THROUGHPUT_CONNECTIONS }, (_, i) => {
         const userId = store.createUser(`Bench user ${i}`, `bench-${i}@example.com`);
         for (const name of integrations) store.saveCredential(userId, name, secrets.seal({ kind: 'bench' }));
         return userId;

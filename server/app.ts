@@ -276,12 +276,14 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     hideOptionsRoute: true,
     delegator: (request, callback) => {
       const origin = request.headers.origin;
+      // Most calls come from backends, with no Origin: nothing to look up.
+      if (!origin) return callback(null, { origin: false });
       const method =
         request.method === 'OPTIONS'
           ? String(request.headers['access-control-request-method'] ?? 'GET')
           : request.method;
       const access = accessOf(accessByRoute, method, request.url);
-      const allowed = !!origin && deps.allowedOrigins.includes(origin) && !!access && EMBED.includes(access);
+      const allowed = deps.allowedOrigins.includes(origin) && !!access && EMBED.includes(access);
       callback(
         null,
         allowed
@@ -312,13 +314,16 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     if (access === 'public') return;
     request.principal = await authenticate(deps, request, access);
   });
-  app.addHook('preParsing', async (request) => {
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     const encoding = request.headers['content-encoding'];
     if (encoding && encoding.toLowerCase() !== 'identity') {
-      throw unsupportedMediaType(
-        `The body is sent with Content-Encoding "${encoding}"; the service reads only uncompressed JSON. Send it without a Content-Encoding.`,
+      return done(
+        unsupportedMediaType(
+          `The body is sent with Content-Encoding "${encoding}"; the service reads only uncompressed JSON. Send it without a Content-Encoding.`,
+        ),
       );
     }
+    done(null, payload);
   });
 
   app.removeAllContentTypeParsers();
@@ -366,22 +371,25 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     );
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        req: request,
-        res: reply,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        ...(request.principal ? { caller: request.principal.kind } : {}),
-      },
-      'request',
-    );
-  });
+  if (options.logStream) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        {
+          req: request,
+          res: reply,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          ...(request.principal ? { caller: request.principal.kind } : {}),
+        },
+        'request',
+      );
+      done();
+    });
+  }
 
   // JSON answers are never cached: they are one user's data or a credential.
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
-    return payload;
+    done(null, payload);
   });
 
   await app.register(
@@ -429,8 +437,10 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
 
 /** The origin a caller reached the service at, for the URLs the service hands out. */
 export function baseOf(request: FastifyRequest): string {
-  const fallback = `http://localhost:${(request.server.server.address() as { port?: number } | null)?.port ?? 4010}`;
-  return originOfHost(request.headers.host) ?? fallback;
+  return (
+    originOfHost(request.headers.host) ??
+    `http://localhost:${(request.server.server.address() as { port?: number } | null)?.port ?? 4010}`
+  );
 }
 
 async function authenticate(deps: ServiceDeps, request: FastifyRequest, access: Access): Promise<Principal> {
