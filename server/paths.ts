@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The package's root folder, found by walking up from this module: the service runs both from
- * its TypeScript sources and from the compiled `dist/server`, and reads files that ship beside
+ * its TypeScript sources and from the compiled `dist/`, and reads files that ship beside
  * them (the demo catalog and its icons).
  */
 function findPackageRoot(): string {
