@@ -13,7 +13,12 @@ Environment:
   FORGE_API_KEY          the host's API key (must start with forge_sk_); otherwise one is generated and stored
   FORGE_ALLOWED_ORIGINS  comma-separated origins the embedded elements run on (CORS), e.g. http://localhost:8000
   FORGE_SECRET_KEY       32 bytes, base64: the key that seals credentials; otherwise a key file beside the database
-  FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)`;
+  FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)
+  FORGE_LOG              "off" turns the request log (JSON lines on stdout) off
+
+Health: GET /healthz (the process answers), GET /readyz (the database answers; 503 when not).
+SIGTERM or SIGINT: stops accepting connections, finishes the requests and workflow runs in
+flight, closes the database, exits 0.`;
 
 function fail(message: string): never {
   console.error(`forge-service: ${message}\n\n${USAGE}`);
@@ -72,6 +77,9 @@ try {
     apiKey: process.env.FORGE_API_KEY || undefined,
     allowedOrigins,
     sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
+    // One JSON line per request, with its id (FORGE_LOG=off turns the request log off).
+    logStream: process.env.FORGE_LOG === 'off' ? undefined : process.stdout,
+    log: (line) => console.log(line),
   });
   console.log(`Forge service listening on ${service.url}/forge/2021-12`);
   console.log(`API key${service.apiKeyGenerated ? ' (generated and stored)' : ''}: ${service.apiKey}`);
@@ -84,7 +92,7 @@ try {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: stopping`);
+    console.log(`${signal}: stopping (finishing requests and runs in flight)`);
     await service.close();
     await sandbox?.close();
     process.exit(0);

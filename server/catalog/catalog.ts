@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Block, Integration, RequiredParameter, Variable } from '../../src/api/types.js';
-import { notFound } from '../http.js';
+import type { Block, Integration, RequiredParameter, Variable } from 'forge-embed/client';
+import { NotFoundError } from '../errors.js';
 import { isPlainObject } from '../validate.js';
 
 /**
@@ -70,7 +70,9 @@ export class Catalog {
   active(workflowId: string): CatalogWorkflow {
     const parent = this.byId.get(workflowId);
     if (!parent?.active) {
-      throw notFound(`No parent workflow ${workflowId}. Parent ids are the workflowId of entries in GET /workflow.`);
+      throw new NotFoundError(
+        `No parent workflow ${workflowId}. Parent ids are the workflowId of entries in GET /workflow.`,
+      );
     }
     return parent;
   }

@@ -1,4 +1,4 @@
-import type { ErrorLogEntry } from '../../src/api/types.js';
+import type { ErrorLogEntry } from 'forge-embed/client';
 import type { SecretBox } from '../secrets.js';
 import type { PendingDelivery, Store } from '../store/store.js';
 import { sendToEventBus } from './event-bus.js';

@@ -15,6 +15,7 @@ import { type RunningService, type ServiceOptions, startService } from '../../se
 import { TOKEN_AUDIENCE, TOKEN_ISSUER } from '../../server/auth.js';
 import { DEMO_CATALOG } from '../../server/paths.js';
 import type { ExecutionLogEntry, Integration, Variable } from '../../src/api/types.js';
+import { OpenApiCheck } from './openapi-check.js';
 
 export const API = '/forge/2021-12';
 
@@ -107,19 +108,22 @@ export const unknownId = () => randomBytes(12).toString('hex');
 export class TestService {
   private users = 0;
 
-  private constructor(readonly service: RunningService) {}
+  private constructor(
+    readonly service: RunningService,
+    /** Every answer `request` sees is checked against the service's OpenAPI document. */
+    readonly openApi: OpenApiCheck,
+  ) {}
 
   static async start(options: ServiceOptions = {}): Promise<TestService> {
-    return new TestService(
-      await startService({
-        port: 0,
-        db: ':memory:',
-        allowedOrigins: [APP_ORIGIN, ADMIN_ORIGIN],
-        // Tests run workflows themselves; a minute timer would only add noise.
-        scheduler: false,
-        ...options,
-      }),
-    );
+    const service = await startService({
+      port: 0,
+      db: ':memory:',
+      allowedOrigins: [APP_ORIGIN, ADMIN_ORIGIN],
+      // Tests run workflows themselves; a minute timer would only add noise.
+      scheduler: false,
+      ...options,
+    });
+    return new TestService(service, await OpenApiCheck.load(service.url));
   }
 
   get url(): string {
@@ -151,12 +155,14 @@ export class TestService {
     const response = await fetch(url, { method, headers, body, redirect: 'manual' });
     const text = await response.text();
     const type = response.headers.get('content-type') ?? '';
-    return {
+    const answer = {
       status: response.status,
       headers: response.headers,
       body: /json/.test(type) && text ? JSON.parse(text) : undefined,
       text,
     };
+    if (url.startsWith(this.url)) this.openApi.verify(method, url, answer.status, type, answer.body);
+    return answer;
   }
 
   /** A call from the host's backend, with the API key. */
