@@ -29,14 +29,19 @@ export async function spawnService(options: {
   apiKey: string;
   catalog?: string;
   allowedOrigins?: string[];
+  /** Another build's `main.js` (an earlier commit's, to compare with); default this build's. */
+  main?: string;
+  /** Extra environment, such as `FORGE_LOG=off`. */
+  env?: Record<string, string>;
 }): Promise<ServiceProcess> {
-  const args = [SERVICE_MAIN, '--port', '0', '--db', options.db];
+  const args = [options.main ?? SERVICE_MAIN, '--port', '0', '--db', options.db];
   if (options.catalog) args.push('--catalog', options.catalog);
   const child = spawn(process.execPath, args, {
     env: {
       ...process.env,
       FORGE_API_KEY: options.apiKey,
       FORGE_ALLOWED_ORIGINS: (options.allowedOrigins ?? []).join(','),
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

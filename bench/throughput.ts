@@ -30,14 +30,18 @@ export interface ThroughputResult {
  * /workflow/:id/install (a save). autocannon drives THROUGHPUT_CONNECTIONS keep-alive
  * connections; any answer other than the expected status stops the bench.
  */
-export async function benchThroughput(workDir: string, apiKey: string): Promise<ThroughputResult> {
+export async function benchThroughput(
+  workDir: string,
+  apiKey: string,
+  target: Pick<Parameters<typeof spawnService>[0], 'main' | 'env'> = {},
+): Promise<ThroughputResult> {
   const dbPath = join(workDir, 'throughput.db');
   const parent = new Catalog(DEMO_CATALOG).list()[0]!;
   const userIds = seedUsers(
     dbPath,
     parent.integrations.map((i) => i.name),
   );
-  const service = await spawnService({ db: dbPath, apiKey });
+  const service = await spawnService({ db: dbPath, apiKey, ...target });
   try {
     const tokens: string[] = [];
     // In batches: thousands of requests at once would measure the bench's own queue.

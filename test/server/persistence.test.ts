@@ -102,15 +102,26 @@ describe('forge-service, the command', () => {
       else child.once('exit', (code, signal) => resolve({ code, signal }));
     });
 
-  test('prints its URL and API key, and stops cleanly on SIGTERM', { timeout: 30_000 }, async () => {
+  test('prints its URL and API key, stops cleanly on SIGTERM, and logs every request', {
+    timeout: 30_000,
+  }, async () => {
     const apiKey = generateApiKey();
     const { child, url, output } = await launch(join(dir, 'cli.db'), apiKey);
     assert.ok(output().includes(apiKey), 'the API key is not printed');
-    const answer = await fetch(`${url}${API}/workflow`, { headers: { Authorization: `Bearer ${apiKey}` } });
-    assert.equal(answer.status, 200);
+    for (let i = 0; i < 5; i++) {
+      const answer = await fetch(`${url}${API}/workflow`, { headers: { Authorization: `Bearer ${apiKey}` } });
+      assert.equal(answer.status, 200);
+    }
     child.kill('SIGTERM');
     assert.deepEqual(await exited(child), { code: 0, signal: null });
     assert.match(output(), /SIGTERM: stopping/);
+    // The request log goes out in batches: the lines of the last requests are written at the stop.
+    const logged = output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.req?.url === `${API}/workflow`);
+    assert.equal(logged.length, 5, output());
   });
 
   test('a kill -9 in the middle of writes loses nothing that was answered as saved', { timeout: 30_000 }, async () => {
