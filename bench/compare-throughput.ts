@@ -34,7 +34,10 @@ for (let round = 0; round < rounds; round++) {
     try {
       const result = await benchThroughput(workDir, newApiKey(), { main: targets[index]!.main, env });
       results[index]!.push(result);
-      const figures = KEYS.map((key) => `${key} ${result[key].rps} req/s p99 ${result[key].p99Ms} ms`);
+      const figures = KEYS.map(
+        (key) =>
+          `${key} ${result[key].rps} req/s p99 ${result[key].p99Ms} ms CPU ${result[key].cpuUsPerRequest} µs/req`,
+      );
       console.log(`round ${round + 1}, ${targets[index]!.name}: ${figures.join(', ')}`);
     } finally {
       rmSync(workDir, { recursive: true, force: true });
@@ -46,9 +49,10 @@ console.log(`\nMedians of ${rounds} rounds${env ? ' (FORGE_LOG=off)' : ''}; chan
 for (const [index, target] of targets.entries()) {
   const figures = KEYS.map((key) => {
     const rps = (i: number) => median(results[i]!.map((r) => r[key].rps));
+    const cpu = (i: number) => median(results[i]!.map((r) => r[key].cpuUsPerRequest ?? Number.NaN));
     const p99 = median(results[index]!.map((r) => r[key].p99Ms));
-    const change = (rps(index) / rps(0) - 1) * 100;
-    return `${key} ${rps(index)} req/s (${change >= 0 ? '+' : ''}${change.toFixed(1)}%) p99 ${p99} ms`;
+    const change = (a: number, b: number) => `${a >= b ? '+' : ''}${((a / b - 1) * 100).toFixed(1)}%`;
+    return `${key} ${rps(index)} req/s (${change(rps(index), rps(0))}) p99 ${p99} ms CPU ${cpu(index)} µs/req (${change(cpu(index), cpu(0))})`;
   });
   console.log(`${target.name}: ${figures.join(', ')}`);
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const SERVICE_MAIN = fileURLToPath(new URL('../server/dist/main.js', import.meta.url));
@@ -14,6 +15,8 @@ export interface ServiceProcess {
   url: string;
   /** The same service on the loopback address, for Node clients (skips resolving localhost). */
   loopbackUrl: string;
+  /** CPU time the service process has used so far, in ms; undefined where Linux's /proc is not. */
+  cpuMs(): number | undefined;
   /** Calls the service with the API key, as a host backend does. */
   hostApi<T>(method: string, path: string, body?: unknown): Promise<T>;
   stop(): Promise<void>;
@@ -50,6 +53,7 @@ export async function spawnService(options: {
   return {
     url,
     loopbackUrl,
+    cpuMs: () => cpuMsOf(child.pid!),
     async hostApi<T>(method: string, path: string, body?: unknown) {
       const response = await fetch(`${loopbackUrl}${API_PREFIX}${path}`, {
         method,
@@ -62,6 +66,17 @@ export async function spawnService(options: {
     },
     stop: () => stopProcess(child),
   };
+}
+
+function cpuMsOf(pid: number): number | undefined {
+  try {
+    // utime and stime, the 14th and 15th fields, in clock ticks (10 ms on Linux); the process
+    // name before them is in parentheses and may hold spaces.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 function listeningUrl(child: ChildProcess): Promise<string> {

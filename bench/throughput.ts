@@ -4,7 +4,7 @@ import { Catalog } from '../server/catalog/catalog.js';
 import { DEMO_CATALOG } from '../server/paths.js';
 import { SecretBox } from '../server/secrets.js';
 import { Store } from '../server/store/store.js';
-import { API_PREFIX, spawnService } from './service.js';
+import { API_PREFIX, type ServiceProcess, spawnService } from './service.js';
 import { round1 } from './stats.js';
 
 /** autocannon's default, so the figures read like the usual Node HTTP benchmarks. */
@@ -16,6 +16,11 @@ export const INSTALLS = 5_000;
 export interface Throughput {
   rps: number;
   p99Ms: number;
+  /**
+   * The service's CPU time per answer, in µs (where /proc tells it): unlike requests per second,
+   * hardly moved by what else a shared machine runs, so builds compare on it.
+   */
+  cpuUsPerRequest?: number;
 }
 
 export interface ThroughputResult {
@@ -56,7 +61,7 @@ export async function benchThroughput(
     const [token] = tokens;
     const base = `${service.loopbackUrl}${API_PREFIX}`;
     const read = (path: string) =>
-      run({
+      run(service, {
         url: `${base}${path}`,
         headers: { Authorization: `Bearer ${token}` },
         duration: THROUGHPUT_SECONDS,
@@ -65,6 +70,7 @@ export async function benchThroughput(
     const setup = await read(`/setup?workflowId=${parent.workflowId}`);
     let next = 1;
     const install = await run(
+      service,
       {
         url: base,
         method: 'POST',
@@ -107,7 +113,8 @@ function seedUsers(dbPath: string, integrations: string[]): string[] {
   }
 }
 
-async function run(options: autocannon.Options, expected = 200): Promise<Throughput> {
+async function run(service: ServiceProcess, options: autocannon.Options, expected = 200): Promise<Throughput> {
+  const cpuBefore = service.cpuMs();
   const started = performance.now();
   // Timed here, from the start to the last answer: autocannon ends a run (and reports its
   // duration) on a whole-second tick, too coarse for a fixed count of installs.
@@ -131,5 +138,13 @@ async function run(options: autocannon.Options, expected = 200): Promise<Through
       `${options.method ?? 'GET'} ${options.url} answered other than ${expected}: ${JSON.stringify(status)}, ${result.errors} errors`,
     );
   }
-  return { rps: Math.round(result.requests.total / seconds), p99Ms: round1(result.latency.p99) };
+  const cpuAfter = service.cpuMs();
+  return {
+    rps: Math.round(result.requests.total / seconds),
+    p99Ms: round1(result.latency.p99),
+    cpuUsPerRequest:
+      cpuBefore === undefined || cpuAfter === undefined
+        ? undefined
+        : round1(((cpuAfter - cpuBefore) * 1000) / result.requests.total),
+  };
 }
