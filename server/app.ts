@@ -56,7 +56,11 @@ export interface RunningService extends ServiceDeps {
   server: Server;
   /** `http://localhost:<port>`. */
   url: string;
-  apiKey: string;
+  /**
+   * The API key when the service knows it: the configured one, or one it generated on this
+   * start. Otherwise undefined: the database keeps only a hash of a generated key.
+   */
+  apiKey: string | undefined;
   apiKeyGenerated: boolean;
   /** The routes it answers; tests walk `router.table` so that no endpoint is left out. */
   router: Router;
@@ -72,13 +76,14 @@ const crossOrigin = (access: Access) => access === 'any' || access === 'user';
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
   const dbPath = options.db ?? 'forge.db';
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
+  const secrets = SecretBox.open(dbPath);
   const store = new Store(dbPath);
-  const { credentials, apiKey, generated } = await Credentials.load(store, options.apiKey);
+  const { credentials, apiKey, generated } = await Credentials.load(store, secrets, options.apiKey);
   const deps: ServiceDeps = {
     store,
     catalog,
     credentials,
-    secrets: SecretBox.open(dbPath),
+    secrets,
     allowedOrigins: options.allowedOrigins ?? [],
   };
   const delivery = new Delivery({ store, secrets: deps.secrets, ...options.delivery, log: options.log });
@@ -153,8 +158,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     let principal: Principal = { kind: 'apiKey' };
     if (route.access !== 'public') {
       principal = await credentials.authenticate(req.headers.authorization);
-      // An API key never belongs in a browser: a request that a page sent (it has an Origin) is refused.
-      if (principal.kind === 'apiKey' && origin) {
+      // An API key never belongs in a browser: a request that a page sent is refused.
+      if (principal.kind === 'apiKey' && sentByBrowser(req)) {
         throw forbidden(
           'API keys must stay on your backend; this request came from a browser page. Use a user token there.',
         );
@@ -226,6 +231,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       store.close();
     },
   };
+}
+
+/**
+ * Browsers send Origin with every cross-origin request and every same-origin one that can
+ * change data, and Sec-Fetch-Site / Sec-Fetch-Dest with every request (same-origin GETs too).
+ * Sec-Fetch-Mode alone proves nothing: Node's fetch sends it from a backend.
+ */
+function sentByBrowser(req: IncomingMessage): boolean {
+  return ['origin', 'sec-fetch-site', 'sec-fetch-dest', 'sec-fetch-user'].some((name) => req.headers[name] !== undefined);
 }
 
 const ICON_TYPES: Record<string, string> = { '.svg': 'image/svg+xml', '.png': 'image/png' };

@@ -10,7 +10,8 @@ Usage: forge-service [--port 4010] [--db forge.db | :memory:] [--catalog path/to
   --sandbox-port   also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
 
 Environment:
-  FORGE_API_KEY          the host's API key (must start with forge_sk_); otherwise one is generated and stored
+  FORGE_API_KEY          the host's API key (forge_sk_ and 32 or more random characters); otherwise one is
+                         generated on first start, printed once and stored only as a hash
   FORGE_ALLOWED_ORIGINS  comma-separated origins the embedded elements run on (CORS), e.g. http://localhost:8000
   FORGE_SECRET_KEY       32 bytes, base64: the key that seals credentials; otherwise a key file beside the database
   FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)`;
@@ -74,7 +75,13 @@ try {
     sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
   });
   console.log(`Forge service listening on ${service.url}/forge/2021-12`);
-  console.log(`API key${service.apiKeyGenerated ? ' (generated and stored)' : ''}: ${service.apiKey}`);
+  if (service.apiKeyGenerated) {
+    console.log(`API key (generated; the database keeps only its hash, so note it now): ${service.apiKey}`);
+  } else if (service.apiKey && !process.env.FORGE_API_KEY) {
+    console.log(`API key (stored in clear by an older version, now kept only as a hash; note it now): ${service.apiKey}`);
+  } else {
+    console.log(process.env.FORGE_API_KEY ? 'API key: FORGE_API_KEY' : 'API key: the one generated on first start');
+  }
   console.log(`Database: ${args.values.db}`);
   if (sandbox) console.log(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
   console.log(

@@ -77,18 +77,30 @@ export class FieldChecker {
   }
 }
 
+/**
+ * The one rule of query parameters: an empty value (`?limit=`) is the same as leaving the
+ * parameter out, so it takes its default.
+ */
+export function queryValue(query: URLSearchParams, name: string): string | undefined {
+  const raw = query.get(name);
+  return raw === null || raw === '' ? undefined : raw;
+}
+
+/** Plain decimal digits, no sign, exponent or leading zero: what `Number()` alone would let through is wider. */
+const WHOLE_NUMBER = /^(0|[1-9]\d*)$/;
+
 /** An integer query parameter within bounds; the 400 names the bound. */
 export function queryInteger(
   query: URLSearchParams,
   name: string,
   { min, max, fallback }: { min: number; max: number; fallback: number },
 ): number {
-  const raw = query.get(name);
-  if (raw === null || raw === '') return fallback;
-  const value = Number(raw);
+  const raw = queryValue(query, name);
+  if (raw === undefined) return fallback;
+  const value = WHOLE_NUMBER.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
     const range = Number.isFinite(max) ? `from ${min} to ${max}` : `of at least ${min}`;
-    throw badRequest(`${name} must be a whole number ${range}; got "${raw}".`, [
+    throw badRequest(`${name} must be a whole number ${range}, written in plain digits; got "${raw}".`, [
       { path: `query.${name}`, message: `Must be a whole number ${range}.` },
     ]);
   }

@@ -6,7 +6,7 @@ import type {
   ParentWorkflow,
   VariableValues,
 } from '../src/api/types.js';
-import type { CatalogBlock, CatalogWorkflow } from './catalog/catalog.js';
+import { type CatalogBlock, type CatalogWorkflow, currentValue } from './catalog/catalog.js';
 import type { ChildRow } from './store/store.js';
 
 /**
@@ -32,7 +32,7 @@ function blockView(block: CatalogBlock, values?: VariableValues): Block {
     ...rest,
     parameters: {
       ...block.parameters,
-      variables: block.parameters.variables.map((v) => ({ ...v, value: values?.[v.name] ?? v.value })),
+      variables: block.parameters.variables.map((v) => ({ ...v, value: currentValue(v, values) })),
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { VariableValues } from '../../src/api/types.js';
-import type { CatalogBlock } from '../catalog/catalog.js';
+import { type CatalogBlock, currentValue } from '../catalog/catalog.js';
 import { isPlainObject } from '../validate.js';
 import { evaluate, evaluateText, type Scope } from './expressions.js';
 
@@ -45,7 +45,7 @@ const RUNNERS: Record<string, BlockRunner> = {
     },
   }),
   variables: ({ block, values }) => ({
-    output: Object.fromEntries((block.parameters.variables ?? []).map((v) => [v.name, values?.[v.name] ?? v.value])),
+    output: Object.fromEntries((block.parameters.variables ?? []).map((v) => [v.name, currentValue(v, values)])),
   }),
   transform: ({ block, scope }) => {
     const output = evaluate(block.parameters.output, scope);

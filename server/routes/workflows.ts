@@ -1,18 +1,19 @@
 import type { VariableValues } from '../../src/api/types.js';
 import type { ServiceDeps } from '../app.js';
 import type { Principal } from '../auth.js';
-import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
+import { type CatalogWorkflow, currentValue, needsCredential } from '../catalog/catalog.js';
 import { badRequest, conflict, HttpProblem, notFound } from '../http.js';
 import type { Router } from '../router.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
-import { bodyObject, FieldChecker, isPlainObject, queryInteger } from '../validate.js';
+import { bodyObject, FieldChecker, isPlainObject, queryInteger, queryValue } from '../validate.js';
 import { childView, parentOf, parentView } from '../views.js';
 
 const MAX_TEXT_VALUE = 10_000;
 
 /**
  * Checks the values for one variable block against the catalog: names must be defined there,
- * values strings or numbers, and a variable whose default is a number stays a number.
+ * values strings or numbers, and a numeric text for a variable whose default is a number
+ * becomes a number.
  */
 function checkBlockValues(
   parent: CatalogWorkflow,
@@ -38,25 +39,32 @@ function checkBlockValues(
       `Unknown variable${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; this block defines ${defined.map((v) => v.name).join(', ')}.`,
     );
   }
-  const out: VariableValues = {};
+  const out: Array<[string, string | number]> = [];
   for (const variable of defined) {
-    if (!(variable.name in values)) continue;
+    // Own properties only: a variable may be called "constructor" or "__proto__".
+    if (!Object.hasOwn(values, variable.name)) continue;
     const value = values[variable.name];
     const at = `${path}.${variable.name}`;
-    if (typeof variable.value === 'number') {
-      if (typeof value !== 'number' || !Number.isFinite(value)) fields.add(at, `${variable.name} must be a number.`);
-      else out[variable.name] = value;
-    } else if (typeof value === 'number' && Number.isFinite(value)) {
-      out[variable.name] = value;
+    if (typeof value === 'number' && Number.isFinite(value)) {
+      out.push([variable.name, value]);
     } else if (typeof value !== 'string') {
       fields.add(at, `${variable.name} must be a string or a number.`);
     } else if (value.length > MAX_TEXT_VALUE) {
       fields.add(at, `${variable.name} must be at most ${MAX_TEXT_VALUE} characters.`);
     } else {
-      out[variable.name] = value;
+      // The interface declares strings; a numeric variable keeps a number when the text is one.
+      out.push([variable.name, typeof variable.value === 'number' ? numberOrText(value) : value]);
     }
   }
-  return out;
+  // fromEntries makes own properties, also of a variable named "__proto__".
+  return Object.fromEntries(out);
+}
+
+/** A decimal number as people type one; `Number()` alone would also take "0x10" or "". */
+const DECIMAL = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+
+function numberOrText(text: string): string | number {
+  return DECIMAL.test(text) && Number.isFinite(Number(text)) ? Number(text) : text;
 }
 
 export function registerWorkflows(router: Router, { store, catalog }: ServiceDeps): void {
@@ -187,7 +195,7 @@ export function registerWorkflows(router: Router, { store, catalog }: ServiceDep
         variables: (block.parameters.variables ?? []).map((v) => ({
           uuid: v.uuid,
           name: v.name,
-          value: merged[v.name] ?? v.value,
+          value: currentValue(v, merged),
         })),
       },
     };
@@ -197,7 +205,7 @@ export function registerWorkflows(router: Router, { store, catalog }: ServiceDep
     const { child } = childFor(params.workflowId!, principal);
     const page = queryInteger(query, 'page', { min: 1, max: Number.POSITIVE_INFINITY, fallback: 1 });
     const limit = queryInteger(query, 'limit', { min: 1, max: 30, fallback: 10 });
-    const order = query.get('order') ?? 'desc';
+    const order = queryValue(query, 'order') ?? 'desc';
     if (order !== 'asc' && order !== 'desc') {
       throw badRequest(`order must be "asc" or "desc"; got "${order}".`, [
         { path: 'query.order', message: 'Must be "asc" or "desc".' },

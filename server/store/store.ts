@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
 import type { ErrorLogEntry, ExecutionLogEntry, User, VariableValues } from '../../src/api/types.js';
@@ -89,14 +90,30 @@ function openDatabase(path: string): Database.Database {
       `The local Forge service needs the better-sqlite3 package, which did not load (${(error as Error).message}). Run "npm install better-sqlite3" and start it again.`,
     );
   }
+  restrictToOwner(path);
   const db = new Driver(path);
   db.pragma('journal_mode = WAL');
+  // Deleted rows are overwritten with zeros, so an erased user's data does not linger in free pages.
+  db.pragma('secure_delete = ON');
   // FULL: a write the service answered as saved is on disk even if the process dies next.
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   migrate(db);
   return db;
+}
+
+/**
+ * The database holds every user's data: only its owner may read it. SQLite gives the -wal and
+ * -shm files it creates the database file's permissions; files from an older version are
+ * tightened.
+ */
+function restrictToOwner(path: string): void {
+  if (path === ':memory:' || path.startsWith('file:')) return;
+  closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
 }
 
 /** All persistent state of the service, in one SQLite database. */
@@ -128,6 +145,10 @@ export class Store {
       .run(key, value);
   }
 
+  deleteSetting(key: string): void {
+    this.db.prepare('DELETE FROM settings WHERE key = ?').run(key);
+  }
+
   // Users ---------------------------------------------------------------------------------
 
   createUser(fullName: string, email: string): string {
@@ -156,9 +177,15 @@ export class Store {
     );
   }
 
-  /** Removes the user and, through the foreign keys, its workflows, credentials, logs and errors. */
+  /**
+   * Removes the user and, through the foreign keys, its workflows, credentials, logs and errors,
+   * for real: secure_delete zeroes the freed space, and the write-ahead log, which still holds
+   * earlier copies of the pages, is emptied.
+   */
   deleteUser(id: string): boolean {
-    return this.db.prepare('DELETE FROM users WHERE id = ?').run(id).changes === 1;
+    const deleted = this.db.prepare('DELETE FROM users WHERE id = ?').run(id).changes === 1;
+    if (deleted) this.db.pragma('wal_checkpoint(TRUNCATE)');
+    return deleted;
   }
 
   // Child workflows -----------------------------------------------------------------------

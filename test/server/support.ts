@@ -107,9 +107,16 @@ export const unknownId = () => randomBytes(12).toString('hex');
 export class TestService {
   private users = 0;
 
-  private constructor(readonly service: RunningService) {}
+  private constructor(
+    readonly service: RunningService,
+    private readonly knownApiKey?: string,
+  ) {}
 
-  static async start(options: ServiceOptions = {}): Promise<TestService> {
+  /**
+   * `knownApiKey`: the key of a database whose key was generated on an earlier start (the
+   * service keeps only its hash, so it cannot tell it again).
+   */
+  static async start(options: ServiceOptions = {}, knownApiKey?: string): Promise<TestService> {
     return new TestService(
       await startService({
         port: 0,
@@ -119,6 +126,7 @@ export class TestService {
         scheduler: false,
         ...options,
       }),
+      knownApiKey,
     );
   }
 
@@ -127,7 +135,9 @@ export class TestService {
   }
 
   get apiKey(): string {
-    return this.service.apiKey;
+    const key = this.service.apiKey ?? this.knownApiKey;
+    assert.ok(key, 'this service does not know its API key; pass it to TestService.start');
+    return key;
   }
 
   get store() {
@@ -254,10 +264,10 @@ export class TestService {
    * A user token signed with the service's own key, with any claims: for expired tokens and
    * tokens that live too long, which the service never issues.
    */
-  async signedByService(claims: { sub: string; iat: number; exp: number; aud?: string }): Promise<string> {
-    const jwk = JSON.parse(this.store.getSetting('signingKey')!) as JWK;
+  async signedByService(claims: { sub: string; iat: number; exp: number; aud?: string; kid?: string }): Promise<string> {
+    const jwk = this.signingJwk();
     return new SignJWT({})
-      .setProtectedHeader({ alg: 'ES256', kid: jwk.kid!, typ: 'JWT' })
+      .setProtectedHeader({ alg: 'ES256', kid: claims.kid ?? jwk.kid!, typ: 'JWT' })
       .setSubject(claims.sub)
       .setIssuer(TOKEN_ISSUER)
       .setAudience(claims.aud ?? TOKEN_AUDIENCE)
@@ -266,10 +276,16 @@ export class TestService {
       .sign(await importJWK(jwk, 'ES256'));
   }
 
+  /** The service's token-signing key, which the database keeps sealed. */
+  private signingJwk(): JWK {
+    const stored = this.store.getSetting('signingKey')!;
+    return stored.startsWith('{') ? (JSON.parse(stored) as JWK) : this.service.secrets.open<JWK>(stored);
+  }
+
   /** A well-formed, unexpired user token signed with a key that is not the service's. */
   async signedByStranger(sub: string): Promise<string> {
     const { privateKey } = await generateKeyPair('ES256');
-    const jwk = JSON.parse(this.store.getSetting('signingKey')!) as JWK;
+    const jwk = this.signingJwk();
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: jwk.kid!, typ: 'JWT' })
