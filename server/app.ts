@@ -42,6 +42,11 @@ export interface ServiceOptions {
   delivery?: Pick<DeliveryOptions, 'backoff' | 'timeoutMs'>;
   /** How long an HTTP block waits for an answer, in ms. Default 10 s. */
   httpTimeoutMs?: number;
+  /**
+   * Let the error webhook point at loopback, private and link-local addresses. Off by default:
+   * otherwise it can probe the service's own network. The demo turns it on.
+   */
+  allowPrivateWebhooks?: boolean;
 }
 
 export interface ServiceDeps {
@@ -50,6 +55,7 @@ export interface ServiceDeps {
   credentials: Credentials;
   secrets: SecretBox;
   allowedOrigins: string[];
+  allowPrivateWebhooks: boolean;
 }
 
 export interface RunningService extends ServiceDeps {
@@ -85,8 +91,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     credentials,
     secrets,
     allowedOrigins: options.allowedOrigins ?? [],
+    allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
   };
-  const delivery = new Delivery({ store, secrets: deps.secrets, ...options.delivery, log: options.log });
+  const delivery = new Delivery({
+    store,
+    secrets,
+    ...options.delivery,
+    allowPrivateTargets: deps.allowPrivateWebhooks,
+    log: options.log,
+  });
   const engine = new Engine({
     store,
     catalog,

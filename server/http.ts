@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FieldError, ProblemDocument } from '../src/api/types.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 
 /** Bodies above this are refused with 413: the largest legitimate body is a few KB. */
 export const MAX_BODY_BYTES = 100 * 1024;
@@ -98,7 +99,7 @@ export function sendHtml(
 
 /**
  * Reads a JSON body. No body (or an empty one) is `undefined`; a body that is not declared as
- * JSON is 415, one that does not parse is 400, one above MAX_BODY_BYTES is 413.
+ * JSON is 415, one that does not parse or nests too deep is 400, one above MAX_BODY_BYTES is 413.
  */
 export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? 0);
@@ -123,8 +124,14 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
       `The body must be JSON sent with "Content-Type: application/json"; got "${type || 'no Content-Type'}".`,
     );
   }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (nestsDeeperThan(text)) {
+    throw badRequest(
+      `The body nests objects and arrays more than ${MAX_JSON_DEPTH} deep. Send a flatter JSON body.`,
+    );
+  }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(text);
   } catch (error) {
     throw badRequest(`The body is not valid JSON (${(error as Error).message}). Send a JSON object.`);
   }

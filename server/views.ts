@@ -77,8 +77,19 @@ export function childSummaryView(child: ChildRow, parent: CatalogWorkflow, base:
   };
 }
 
-export function childView(child: ChildRow, parent: CatalogWorkflow, base: string): ChildWorkflow {
-  const hasWebhook = parent.blocks.some((b) => b.type === 'webhook');
+/**
+ * A child workflow in full. `webhookUrl` only for the host's backend (`withWebhookUrl`): the URL
+ * is the only credential of the webhook sender, so it never reaches a page.
+ */
+export const webhookUrl = (token: string, base: string) => `${base}${API_PREFIX}/hooks/${token}`;
+
+export function childView(
+  child: ChildRow,
+  parent: CatalogWorkflow,
+  base: string,
+  { withWebhookUrl = false }: { withWebhookUrl?: boolean } = {},
+): ChildWorkflow {
+  const hasWebhook = withWebhookUrl && parent.blocks.some((b) => b.type === 'webhook');
   return {
     _id: child.id,
     parentId: child.parentId,
@@ -88,7 +99,7 @@ export function childView(child: ChildRow, parent: CatalogWorkflow, base: string
     active: child.active,
     integrations: parent.integrations.map((i) => integrationView(i, base)),
     blocks: parent.blocks.map((b) => blockView(b, child.variables[b.id])),
-    ...(hasWebhook ? { webhookUrl: `${base}${API_PREFIX}/hooks/${child.webhookToken}` } : {}),
+    ...(hasWebhook ? { webhookUrl: webhookUrl(child.webhookToken, base) } : {}),
     createdAt: child.createdAt,
     updatedAt: child.updatedAt,
   };

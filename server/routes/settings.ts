@@ -11,12 +11,20 @@ import { HttpProblem } from '../http.js';
 import type { Router } from '../router.js';
 
 /** The host's settings for failed executions: the error webhook URL and the event bus (API key only). */
-export function registerSettings(router: Router, { store, secrets }: ServiceDeps, delivery: Delivery): void {
-  router.add('GET', '/settings', 'apiKey', () => ({ body: hostSettingsView(loadHostSettings(store), store) }));
+export function registerSettings(
+  router: Router,
+  { store, secrets, allowPrivateWebhooks }: ServiceDeps,
+  delivery: Delivery,
+): void {
+  router.add('GET', '/settings', 'apiKey', () => ({
+    body: hostSettingsView(loadHostSettings(store), store, secrets),
+  }));
 
   router.add('PUT', '/settings', 'apiKey', async ({ body }) => {
     const current = loadHostSettings(store);
-    const { next, switchedOff, retarget } = applyHostSettingsUpdate(current, await body(), secrets);
+    const { next, switchedOff, retarget } = applyHostSettingsUpdate(current, await body(), secrets, {
+      allowPrivateTargets: allowPrivateWebhooks,
+    });
     if (next.eventBus.enabled && !current.eventBus.enabled) {
       try {
         await loadEventBridge();
@@ -31,6 +39,6 @@ export function registerSettings(router: Router, { store, secrets }: ServiceDeps
       for (const channel of retarget) store.retryDeliveriesNow(channel);
     });
     delivery.kick();
-    return { body: hostSettingsView(next, store) };
+    return { body: hostSettingsView(next, store, secrets) };
   });
 }

@@ -6,7 +6,7 @@ import { badRequest, conflict, HttpProblem, notFound } from '../http.js';
 import type { Router } from '../router.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { bodyObject, FieldChecker, isPlainObject, queryInteger, queryValue } from '../validate.js';
-import { childView, parentOf, parentView } from '../views.js';
+import { childView, parentOf, parentView, webhookUrl } from '../views.js';
 
 const MAX_TEXT_VALUE = 10_000;
 
@@ -95,7 +95,16 @@ export function registerWorkflows(router: Router, { store, catalog }: ServiceDep
 
   router.add('GET', '/workflow/:workflowId', 'any', ({ params, principal, base }) => {
     const { child, parent } = childFor(params.workflowId!, principal);
-    return { body: childView(child, parent, base) };
+    return { body: childView(child, parent, base, { withWebhookUrl: principal.kind === 'apiKey' }) };
+  });
+
+  // A leaked webhook URL is replaced by a new one; the old one stops working at once.
+  router.add('POST', '/workflow/:workflowId/rotateWebhook', 'apiKey', ({ params, principal, base }) => {
+    const { child, parent } = childFor(params.workflowId!, principal);
+    if (!parent.blocks.some((b) => b.type === 'webhook')) {
+      throw badRequest(`Workflow ${child.id} starts on a schedule; it has no webhook URL to rotate.`);
+    }
+    return { body: { webhookUrl: webhookUrl(store.rotateWebhookToken(child.id), base) } };
   });
 
   router.add('DELETE', '/workflow/:workflowId', 'any', ({ params, principal }) => {

@@ -13,6 +13,9 @@ export function newId(): string {
   return time + randomBytes(8).toString('hex');
 }
 
+/** The secret part of a webhook URL: 192 random bits. */
+const newWebhookToken = () => randomBytes(24).toString('base64url');
+
 export interface ChildRow {
   id: string;
   userId: string;
@@ -198,7 +201,7 @@ export class Store {
       parent_id: parentId,
       active: 1,
       variables: JSON.stringify(variables),
-      webhook_token: randomBytes(24).toString('base64url'),
+      webhook_token: newWebhookToken(),
       created_at: now,
       updated_at: now,
     };
@@ -255,6 +258,15 @@ export class Store {
     this.db
       .prepare('UPDATE workflows SET variables = ?, updated_at = ? WHERE id = ?')
       .run(JSON.stringify(variables), new Date().toISOString(), id);
+  }
+
+  /** Gives a child a new webhook token; answers it. */
+  rotateWebhookToken(id: string): string {
+    const token = newWebhookToken();
+    this.db
+      .prepare('UPDATE workflows SET webhook_token = ?, updated_at = ? WHERE id = ?')
+      .run(token, new Date().toISOString(), id);
+    return token;
   }
 
   deleteChild(id: string): boolean {

@@ -62,7 +62,7 @@ describe('host settings', () => {
   });
 
   test('keep the access keys sealed and never answer them (typed client)', async () => {
-    const client = new ForgeClient({ baseUrl: h.service.url, credential: h.service.apiKey });
+    const client = new ForgeClient({ baseUrl: h.service.url, credential: h.service.apiKey! });
     const answered = await client.updateSettings({
       errorWebhookUrl: 'https://host.example/forge-errors',
       eventBus: {

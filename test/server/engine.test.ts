@@ -287,7 +287,7 @@ describe('switching a workflow off stops its runs at once', () => {
     assert.equal((await h.api('PATCH', `/user/${user.userId}/disableWorkflows`)).status, 200);
     assert.equal((await sendWebhook(h, hook, {})).status, 409);
     await h.service.engine.tick(new Date('2026-03-02T12:00:00Z'));
-    assert.deepEqual(await logsOf(scheduled, h.service.apiKey), []);
+    assert.deepEqual(await logsOf(scheduled, h.service.apiKey!), []);
   });
 
   test('deleting the user makes its webhook unknown and its schedule silent', async () => {
