@@ -6,14 +6,17 @@ import { type RunningSandbox, startSandbox } from './sandbox.js';
 const USAGE = `forge-service — the local Forge service (Integration Workflow Management Service)
 
 Usage: forge-service [--port 4010] [--db forge.db | :memory:] [--catalog path/to/catalog.json] [--sandbox-port 4011]
+                     [--allow-private-webhooks]
 
-  --sandbox-port   also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
+  --sandbox-port             also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
+  --allow-private-webhooks   let the error webhook point at loopback and private addresses (refused by default)
 
 Environment:
   FORGE_API_KEY          the host's API key (forge_sk_ and 32 or more random characters); otherwise one is
                          generated on first start, printed once and stored only as a hash
   FORGE_ALLOWED_ORIGINS  comma-separated origins the embedded elements run on (CORS), e.g. http://localhost:8000
   FORGE_SECRET_KEY       32 bytes, base64: the key that seals credentials; otherwise a key file beside the database
+  FORGE_ALLOW_PRIVATE_WEBHOOKS  1: as --allow-private-webhooks
   FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)`;
 
 function fail(message: string): never {
@@ -30,6 +33,7 @@ function parse() {
       db: { type: 'string', default: 'forge.db' },
       catalog: { type: 'string' },
       'sandbox-port': { type: 'string' },
+      'allow-private-webhooks': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -72,6 +76,7 @@ try {
     catalog: args.values.catalog,
     apiKey: process.env.FORGE_API_KEY || undefined,
     allowedOrigins,
+    allowPrivateWebhooks: args.values['allow-private-webhooks'] || process.env.FORGE_ALLOW_PRIVATE_WEBHOOKS === '1',
     sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
   });
   console.log(`Forge service listening on ${service.url}/forge/2021-12`);

@@ -32,6 +32,8 @@ before(async () => {
     catalog: DEMO_CATALOG,
     sandboxUrl: sandbox.url,
     allowedOrigins: [`http://localhost:${port}`],
+    // As `npm start` does: the demo's error inbox listens on this machine.
+    allowPrivateWebhooks: true,
     scheduler: false,
     delivery: { backoff: () => 50 },
   });

@@ -24,10 +24,12 @@ describe('host settings', () => {
 
   test('start empty, and only the API key reads or changes them', async () => {
     const settings = await h.api<HostSettings>('GET', '/settings');
+    assert.match(settings.body.errorWebhookSecret, /^whsec_/);
     assert.deepEqual(settings, {
       status: 200,
       body: {
         errorWebhookUrl: null,
+        errorWebhookSecret: settings.body.errorWebhookSecret,
         eventBus: { enabled: false, busName: null, region: null, endpoint: null, hasAccessKeys: false },
         deliveries: { webhook: { pending: 0, lastError: null }, eventBus: { pending: 0, lastError: null } },
       },
