@@ -252,7 +252,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
  * Sec-Fetch-Mode alone proves nothing: Node's fetch sends it from a backend.
  */
 function sentByBrowser(req: IncomingMessage): boolean {
-  return ['origin', 'sec-fetch-site', 'sec-fetch-dest', 'sec-fetch-user'].some((name) => req.headers[name] !== undefined);
+  return ['origin', 'sec-fetch-site', 'sec-fetch-dest', 'sec-fetch-user'].some(
+    (name) => req.headers[name] !== undefined,
+  );
 }
 
 const ICON_TYPES: Record<string, string> = { '.svg': 'image/svg+xml', '.png': 'image/png' };

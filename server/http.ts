@@ -88,9 +88,13 @@ export function sendHtml(
     'Content-Type': 'text/html; charset=utf-8',
     'Content-Length': Buffer.byteLength(html),
     'Cache-Control': 'no-store',
-    // The service's own pages (consent, OAuth callback) run only their inline script.
+    // The service's own pages (consent, OAuth callback) run only their inline script, and no
+    // other page may frame them (a framed consent page could be clicked through unseen).
     'Content-Security-Policy':
-      "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'",
+      "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'",
+    'X-Frame-Options': 'DENY',
+    // Their URLs carry the OAuth state and code: never pass them on to another site.
+    'Referrer-Policy': 'no-referrer',
     'X-Content-Type-Options': 'nosniff',
     ...headers,
   });
@@ -126,9 +130,7 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (nestsDeeperThan(text)) {
-    throw badRequest(
-      `The body nests objects and arrays more than ${MAX_JSON_DEPTH} deep. Send a flatter JSON body.`,
-    );
+    throw badRequest(`The body nests objects and arrays more than ${MAX_JSON_DEPTH} deep. Send a flatter JSON body.`);
   }
   try {
     return JSON.parse(text);

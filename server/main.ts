@@ -83,7 +83,9 @@ try {
   if (service.apiKeyGenerated) {
     console.log(`API key (generated; the database keeps only its hash, so note it now): ${service.apiKey}`);
   } else if (service.apiKey && !process.env.FORGE_API_KEY) {
-    console.log(`API key (stored in clear by an older version, now kept only as a hash; note it now): ${service.apiKey}`);
+    console.log(
+      `API key (stored in clear by an older version, now kept only as a hash; note it now): ${service.apiKey}`,
+    );
   } else {
     console.log(process.env.FORGE_API_KEY ? 'API key: FORGE_API_KEY' : 'API key: the one generated on first start');
   }

@@ -177,13 +177,15 @@ async function postEntry(
     request.on('error', reject);
     request.end(body);
   });
-  if (status < 200 || status > 299) throw new Error(`the error webhook ${url.origin}${url.pathname} answered ${status}`);
+  if (status < 200 || status > 299)
+    throw new Error(`the error webhook ${url.origin}${url.pathname} answered ${status}`);
 }
 
 function describe(error: unknown, timeoutMs: number, signal: AbortSignal): string {
   const e = error as NodeJS.ErrnoException;
   if ((signal.reason as Error | undefined)?.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
-  if (e.code === 'EPRIVATE') return `refused: ${e.message}; start the service with --allow-private-webhooks to allow it`;
+  if (e.code === 'EPRIVATE')
+    return `refused: ${e.message}; start the service with --allow-private-webhooks to allow it`;
   if (e.code) return `could not connect (${e.code})`;
   return e.message;
 }

@@ -2,12 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { Integration, OAuthResultMessage } from '../../src/api/types.js';
 import type { ServiceDeps } from '../app.js';
 import { badRequest, escapeHtml, notFound, sendHtml } from '../http.js';
+import { confirmGrant, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import type { Router } from '../router.js';
 import { bodyObject, FieldChecker } from '../validate.js';
 import { API_PREFIX } from '../views.js';
-
-/** How long the one-time authorization URL handed to the popup stays usable. */
-const OAUTH_STATE_TTL_MS = 10 * 60 * 1000;
 
 /** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
 export const LOCAL_PROVIDER_PREFIX = '/local-oauth';
@@ -68,9 +66,29 @@ export function registerCredentials(router: Router, { store, catalog, secrets, a
     };
   });
 
+  // The element confirms the grant the callback page handed to it (server/oauth-grants.ts).
+  router.add('POST', '/credentials/:integration/oauth/confirm', 'user', async ({ params, principal, body, req }) => {
+    const integration = integrationNamed(params.integration!);
+    const fields = new FieldChecker(bodyObject(await body(), '{"grant": "<the value the sign-in window posted>"}'));
+    const grant = fields.string('grant', { max: 200 });
+    fields.onlyKnown(['grant']);
+    fields.done();
+    const connectedAt = confirmGrant(store, grant, {
+      userId: (principal as { userId: string }).userId,
+      integration: integration.name,
+      origin: req.headers.origin,
+    });
+    if (!connectedAt) {
+      throw badRequest(
+        `This ${integration.displayName} sign-in could not be confirmed: it was already used, has expired, or was started by another user or page. Choose Connect again.`,
+      );
+    }
+    return { body: { integration: integration.name, connectedAt } };
+  });
+
   // The popup's first stop: a one-time state turns into a redirect to the provider's consent page.
   router.add('GET', '/oauth/authorize', 'public', ({ query, res, base }) => {
-    const found = store.getOAuthState(query.get('state') ?? '');
+    const found = openAuthorizeLink(store, query.get('state') ?? '');
     if (!found) return expiredLink(res);
     const redirect = new URL(`${base}${LOCAL_PROVIDER_PREFIX}/${found.integration}/authorize`);
     redirect.search = new URLSearchParams({
@@ -79,7 +97,7 @@ export function registerCredentials(router: Router, { store, catalog, secrets, a
       redirect_uri: `${base}${API_PREFIX}/oauth/callback`,
       state: query.get('state')!,
     }).toString();
-    res.writeHead(302, { Location: redirect.toString(), 'Cache-Control': 'no-store' });
+    res.writeHead(302, { Location: redirect.toString(), ...REDIRECT_HEADERS });
     res.end();
     return undefined;
   });
@@ -105,14 +123,19 @@ export function registerCredentials(router: Router, { store, catalog, secrets, a
           'The sign-in could not be confirmed, so nothing was connected. Close this window and choose Connect again.',
       };
     } else {
-      // The local provider stands in for the token exchange: the grant becomes a stored token.
+      // The local provider stands in for the token exchange. The grant waits for the element
+      // that started the flow; only the opener on its origin learns how to confirm it.
       const grant = { kind: 'oauth2', accessToken: randomBytes(24).toString('base64url'), scope: 'default' };
-      store.saveCredential(found.userId, found.integration, secrets.seal(grant));
-      message = { type: 'forge-oauth', integration: found.integration, status: 'connected' };
+      message = {
+        type: 'forge-oauth',
+        integration: found.integration,
+        status: 'authorized',
+        grant: holdGrant(store, secrets, found, grant),
+      };
     }
     const title =
-      message.status === 'connected'
-        ? `${integration?.displayName ?? found.integration} is connected`
+      message.status === 'authorized'
+        ? `${integration?.displayName ?? found.integration} access allowed`
         : 'Not connected';
     // JSON inside a script: escape "<" so no value can close the script element.
     const json = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
@@ -121,7 +144,7 @@ export function registerCredentials(router: Router, { store, catalog, secrets, a
       200,
       page(
         title,
-        `<p>${escapeHtml(message.message ?? 'You can close this window.')}</p>
+        `<p>${escapeHtml(message.message ?? 'The page that opened this window finishes connecting. You can close this window.')}</p>
 <script>
 if (window.opener) window.opener.postMessage(${json(message)}, ${json(found.openerOrigin)});
 window.close();
@@ -177,7 +200,7 @@ window.close();
       } else {
         target.search = new URLSearchParams({ error: 'access_denied', state }).toString();
       }
-      res.writeHead(303, { Location: target.toString(), 'Cache-Control': 'no-store' });
+      res.writeHead(303, { Location: target.toString(), ...REDIRECT_HEADERS });
       res.end();
       return undefined;
     },
@@ -192,6 +215,9 @@ async function readForm(req: import('node:http').IncomingMessage): Promise<strin
   }
   return text;
 }
+
+/** The popup's redirects tell nobody where it came from: the URLs carry the state and the code. */
+const REDIRECT_HEADERS = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
 
 function expiredLink(res: import('node:http').ServerResponse): undefined {
   sendHtml(

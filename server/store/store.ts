@@ -337,6 +337,40 @@ export class Store {
     this.db.prepare('UPDATE oauth_states SET code = ? WHERE state = ?').run(code, state);
   }
 
+  /** Marks the authorize link of a state as opened; true only the first time, within its lifetime. */
+  markOAuthStateOpened(state: string): boolean {
+    return (
+      this.db
+        .prepare('UPDATE oauth_states SET opened = 1 WHERE state = ? AND opened = 0 AND expires_at >= ?')
+        .run(state, Date.now()).changes === 1
+    );
+  }
+
+  createPendingGrant(grant: PendingGrant): void {
+    this.db.prepare('DELETE FROM oauth_grants WHERE expires_at < ?').run(Date.now());
+    this.db
+      .prepare(
+        `INSERT INTO oauth_grants (confirmation_hash, user_id, integration, opener_origin, grant_secret, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      )
+      .run(grant.hash, grant.userId, grant.integration, grant.openerOrigin, grant.sealedGrant, grant.expiresAt);
+  }
+
+  /** Uses a pending grant up, whatever becomes of it. */
+  takePendingGrant(hash: string): PendingGrant | undefined {
+    return this.transaction(() => {
+      const found = this.db
+        .prepare(
+          `SELECT confirmation_hash AS hash, user_id AS userId, integration, opener_origin AS openerOrigin,
+             grant_secret AS sealedGrant, expires_at AS expiresAt
+           FROM oauth_grants WHERE confirmation_hash = ?`,
+        )
+        .get(hash) as PendingGrant | undefined;
+      this.db.prepare('DELETE FROM oauth_grants WHERE confirmation_hash = ?').run(hash);
+      return found;
+    });
+  }
+
   /** Uses a state up; answers it only if it was still there, so a replay finds nothing. */
   takeOAuthState(
     state: string,
@@ -497,6 +531,17 @@ export class Store {
       )
       .get({ channel }) as { pending: number; lastError: string | null };
   }
+}
+
+/** A provider's grant waiting for the element that started the flow to confirm it (server/oauth-grants.ts). */
+export interface PendingGrant {
+  /** SHA-256 of the one-time confirmation value; the value itself is never stored. */
+  hash: string;
+  userId: string;
+  integration: string;
+  openerOrigin: string;
+  sealedGrant: string;
+  expiresAt: number;
 }
 
 export interface PendingDelivery {

@@ -184,11 +184,17 @@ export interface OAuthStart {
   expiresAt: string;
 }
 
-/** The message the service's OAuth callback page posts to the window that opened it. */
+/**
+ * The message the service's OAuth callback page posts to the window that opened it, on that
+ * window's exact origin. `authorized` carries `grant`, a one-time value the element confirms
+ * with the user's token (`POST /credentials/:integration/oauth/confirm`); nothing is connected
+ * before that.
+ */
 export interface OAuthResultMessage {
   type: 'forge-oauth';
   integration: string;
-  status: 'connected' | 'denied' | 'error';
+  status: 'authorized' | 'denied' | 'error';
+  grant?: string;
   message?: string;
 }
 

@@ -400,7 +400,9 @@ export class ForgeConfigModal extends ForgeModalDialog {
           popup.close();
           throw error;
         }
-        await waitForOAuth(popup, url, new URL(this.apiBase).origin, name, this.oauthTimeout, signal);
+        const grant = await waitForOAuth(popup, url, new URL(this.apiBase).origin, name, this.oauthTimeout, signal);
+        // Only the page that started the flow holds the grant; confirming binds it to this user.
+        await client.confirmOAuth(name, grant, { signal });
       }
       // The service decides what is connected, so read it back rather than assume.
       this.#connected = new Set((await client.listCredentials({ signal })).map((c) => c.integration));

@@ -35,7 +35,11 @@ class Capture {
   url = '';
 
   constructor(
-    private readonly answer: (url: string) => { status: number; headers?: Record<string, string>; body?: string } = () => ({
+    private readonly answer: (url: string) => {
+      status: number;
+      headers?: Record<string, string>;
+      body?: string;
+    } = () => ({
       status: 200,
       body: '{}',
     }),
@@ -249,7 +253,10 @@ describe('with one service', () => {
       }
     }
     // A backend's fetch (Node's sends Sec-Fetch-Mode: cors, no Sec-Fetch-Site) still works.
-    const backend = await forge.request('GET', '/user', { credential: forge.apiKey, headers: { 'Sec-Fetch-Mode': 'cors' } });
+    const backend = await forge.request('GET', '/user', {
+      credential: forge.apiKey,
+      headers: { 'Sec-Fetch-Mode': 'cors' },
+    });
     assert.equal(backend.status, 200);
   });
 

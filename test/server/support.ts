@@ -264,7 +264,13 @@ export class TestService {
    * A user token signed with the service's own key, with any claims: for expired tokens and
    * tokens that live too long, which the service never issues.
    */
-  async signedByService(claims: { sub: string; iat: number; exp: number; aud?: string; kid?: string }): Promise<string> {
+  async signedByService(claims: {
+    sub: string;
+    iat: number;
+    exp: number;
+    aud?: string;
+    kid?: string;
+  }): Promise<string> {
     const jwk = this.signingJwk();
     return new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: claims.kid ?? jwk.kid!, typ: 'JWT' })
