@@ -8,6 +8,7 @@ import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import { forbidden, HttpProblem, notFound, originOfHost, sendJson, sendProblem, unauthorized } from './http.js';
 import { DEMO_CATALOG } from './paths.js';
+import { RateLimiter, type RateLimits } from './rate-limit.js';
 import { type Access, bodyOf, checkAccess, Router } from './router.js';
 import { LOCAL_PROVIDER_PREFIX, registerCredentials } from './routes/credentials.js';
 import { registerHooks } from './routes/hooks.js';
@@ -47,6 +48,8 @@ export interface ServiceOptions {
    * otherwise it can probe the service's own network. The demo turns it on.
    */
   allowPrivateWebhooks?: boolean;
+  /** Limits per action (token, credentials, oauth, webhook); the defaults are generous. */
+  rateLimits?: RateLimits;
 }
 
 export interface ServiceDeps {
@@ -56,6 +59,7 @@ export interface ServiceDeps {
   secrets: SecretBox;
   allowedOrigins: string[];
   allowPrivateWebhooks: boolean;
+  limits: RateLimiter;
 }
 
 export interface RunningService extends ServiceDeps {
@@ -92,6 +96,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     secrets,
     allowedOrigins: options.allowedOrigins ?? [],
     allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
+    limits: new RateLimiter(options.rateLimits),
   };
   const delivery = new Delivery({
     store,
@@ -114,7 +119,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   registerWorkflows(router, deps);
   registerCredentials(router, deps);
   registerSetup(router, deps);
-  registerHooks(router, engine);
+  registerHooks(router, engine, deps.limits);
   registerSettings(router, deps, delivery);
   router.add('GET', '/.well-known/jwks.json', 'public', () => ({ body: credentials.jwks }));
   router.add('GET', '/icons/:file', 'public', ({ params, res }) => serveIcon(catalog, params.file!, res));

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FieldError, ProblemDocument } from '../src/api/types.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
+import type { Verdict } from './rate-limit.js';
 
 /** Bodies above this are refused with 413: the largest legitimate body is a few KB. */
 export const MAX_BODY_BYTES = 100 * 1024;
@@ -50,6 +51,20 @@ export const notFound = (detail: string) => new HttpProblem(404, 'not-found', 'N
 
 export const conflict = (detail: string, extensions: Record<string, unknown> = {}) =>
   new HttpProblem(409, 'conflict', 'Conflict', detail, undefined, {}, extensions);
+
+/** The 429 for a spent rate limit: `what` says what was done too often; Retry-After says when to come back. */
+export function rateLimited(verdict: Verdict, what: string): void {
+  if (verdict.allowed) return;
+  const seconds = verdict.retryAfterSeconds;
+  throw new HttpProblem(
+    429,
+    'rate-limited',
+    'Too many requests',
+    `${what} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+    undefined,
+    { 'Retry-After': String(seconds) },
+  );
+}
 
 export function sendJson(
   res: ServerResponse,

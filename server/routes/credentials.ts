@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Integration, OAuthResultMessage } from '../../src/api/types.js';
 import type { ServiceDeps } from '../app.js';
-import { badRequest, escapeHtml, notFound, sendHtml } from '../http.js';
+import { badRequest, escapeHtml, notFound, rateLimited, sendHtml } from '../http.js';
 import { confirmGrant, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import type { Router } from '../router.js';
 import { bodyObject, FieldChecker } from '../validate.js';
@@ -10,7 +10,13 @@ import { API_PREFIX } from '../views.js';
 /** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
 export const LOCAL_PROVIDER_PREFIX = '/local-oauth';
 
-export function registerCredentials(router: Router, { store, catalog, secrets, allowedOrigins }: ServiceDeps): void {
+export function registerCredentials(
+  router: Router,
+  { store, catalog, secrets, allowedOrigins, limits }: ServiceDeps,
+): void {
+  const limitWrites = (userId: string) =>
+    rateLimited(limits.hit('credentials', userId), 'This user saved credentials too often.');
+
   const integrationNamed = (name: string): Integration => {
     const integration = catalog.integrations.get(name);
     if (!integration) {
@@ -38,6 +44,7 @@ export function registerCredentials(router: Router, { store, catalog, secrets, a
     fields.onlyKnown(wanted.map((p) => p.name));
     fields.done();
     const userId = (principal as { userId: string }).userId;
+    limitWrites(userId);
     const connectedAt = store.saveCredential(userId, integration.name, secrets.seal({ kind: 'parameters', values }));
     return { body: { integration: integration.name, connectedAt } };
   });
@@ -57,6 +64,7 @@ export function registerCredentials(router: Router, { store, catalog, secrets, a
       );
     }
     const userId = (principal as { userId: string }).userId;
+    rateLimited(limits.hit('oauth', userId), 'This user started too many sign-in windows.');
     const { state, expiresAt } = store.createOAuthState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
     return {
       body: {
@@ -73,8 +81,10 @@ export function registerCredentials(router: Router, { store, catalog, secrets, a
     const grant = fields.string('grant', { max: 200 });
     fields.onlyKnown(['grant']);
     fields.done();
+    const userId = (principal as { userId: string }).userId;
+    limitWrites(userId);
     const connectedAt = confirmGrant(store, grant, {
-      userId: (principal as { userId: string }).userId,
+      userId,
       integration: integration.name,
       origin: req.headers.origin,
     });

@@ -1,5 +1,6 @@
 import type { Engine } from '../engine/engine.js';
-import { badRequest, HttpProblem, notFound } from '../http.js';
+import { badRequest, HttpProblem, notFound, rateLimited } from '../http.js';
+import type { RateLimiter } from '../rate-limit.js';
 import type { Router } from '../router.js';
 import { isPlainObject } from '../validate.js';
 
@@ -9,10 +10,11 @@ import { isPlainObject } from '../validate.js';
  * route is public. The run is synchronous: the answer carries the execution's id and whether
  * it finished; a failed run is still a 200 (the webhook was taken), its error is in the logs.
  */
-export function registerHooks(router: Router, engine: Engine): void {
+export function registerHooks(router: Router, engine: Engine, limits: RateLimiter): void {
   router.add('POST', '/hooks/:token', 'public', async ({ params, body }) => {
     const target = engine.webhookTarget(params.token!);
     if ('refused' in target) throw refusal(target.refused);
+    rateLimited(limits.hit('webhook', target.child.id), 'This workflow’s webhook was called too often.');
     const payload = (await body()) ?? {};
     if (!isPlainObject(payload)) {
       throw badRequest('A webhook body must be a JSON object (or empty); it becomes the output of the trigger block.');

@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../app.js';
 import { MAX_TOKEN_TTL_SECONDS } from '../auth.js';
-import { conflict, notFound } from '../http.js';
+import { conflict, notFound, rateLimited } from '../http.js';
 import type { Router } from '../router.js';
 import { uniqueViolation } from '../store/store.js';
 import { bodyObject, FieldChecker, queryInteger } from '../validate.js';
@@ -11,7 +11,7 @@ const noUser = (id: string) => notFound(`No user ${id}. User ids come from POST 
 const emailTaken = (email: string) =>
   conflict(`A user with the e-mail ${email} already exists. E-mails are unique; use another or update that user.`);
 
-export function registerUsers(router: Router, { store, catalog, credentials }: ServiceDeps): void {
+export function registerUsers(router: Router, { store, catalog, credentials, limits }: ServiceDeps): void {
   /** Only the API key, or the token of this very user; anyone else's id is simply not there. */
   const visibleUser = (userId: string, principal: { kind: string; userId?: string }) => {
     const user = store.getUser(userId);
@@ -72,6 +72,7 @@ export function registerUsers(router: Router, { store, catalog, credentials }: S
 
   router.add('GET', '/user/:userId/token', 'apiKey', async ({ params, query }) => {
     const user = visibleUser(params.userId!, { kind: 'apiKey' });
+    rateLimited(limits.hit('token', user._id), `Too many tokens were asked for user ${user._id}.`);
     // Extension: a host (or a test) may ask for a shorter life; never longer than 30 minutes.
     const ttl = queryInteger(query, 'expiresIn', {
       min: 1,
