@@ -215,7 +215,7 @@ export class Engine {
     >(sealed);
     if (secret.kind === 'oauth2') return `Bearer ${secret.accessToken}`;
     const first = this.options.catalog.integrations.get(integration)?.requiredParameters?.[0]?.name;
-    return first && secret.values[first] ? `Bearer ${secret.values[first]}` : undefined;
+    return secret.kind === 'parameters' && first && secret.values[first] ? `Bearer ${secret.values[first]}` : undefined;
   }
 }
 
