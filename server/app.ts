@@ -50,6 +50,8 @@ export interface ServiceOptions {
   allowPrivateWebhooks?: boolean;
   /** Limits per action (token, credentials, oauth, webhook); the defaults are generous. */
   rateLimits?: RateLimits;
+  /** How long an OAuth grant waits for the element's confirmation, in ms. Default 5 minutes. */
+  oauthGrantTtlMs?: number;
 }
 
 export interface ServiceDeps {
@@ -60,6 +62,7 @@ export interface ServiceDeps {
   allowedOrigins: string[];
   allowPrivateWebhooks: boolean;
   limits: RateLimiter;
+  oauthGrantTtlMs: number | undefined;
 }
 
 export interface RunningService extends ServiceDeps {
@@ -97,6 +100,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     allowedOrigins: options.allowedOrigins ?? [],
     allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
     limits: new RateLimiter(options.rateLimits),
+    oauthGrantTtlMs: options.oauthGrantTtlMs,
   };
   const delivery = new Delivery({
     store,

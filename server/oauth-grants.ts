@@ -18,7 +18,7 @@ import type { Store } from './store/store.js';
 /** How long the authorize link stays usable (the user may have to sign in at the provider). */
 export const OAUTH_STATE_TTL_MS = 10 * 60 * 1000;
 
-/** How long a pending grant waits for the element's confirmation. */
+/** How long a pending grant waits for the element's confirmation, by default. */
 export const PENDING_GRANT_TTL_MS = 5 * 60 * 1000;
 
 const hash = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -38,7 +38,13 @@ export function openAuthorizeLink(store: Store, state: string): Flow | undefined
  * The provider granted access for a flow: keeps the grant pending and answers the one-time
  * value for the opener. Only its hash is stored.
  */
-export function holdGrant(store: Store, secrets: SecretBox, flow: Flow, grant: unknown): string {
+export function holdGrant(
+  store: Store,
+  secrets: SecretBox,
+  flow: Flow,
+  grant: unknown,
+  ttlMs = PENDING_GRANT_TTL_MS,
+): string {
   const confirmation = randomBytes(32).toString('base64url');
   store.createPendingGrant({
     hash: hash(confirmation),
@@ -46,7 +52,7 @@ export function holdGrant(store: Store, secrets: SecretBox, flow: Flow, grant: u
     integration: flow.integration,
     openerOrigin: flow.openerOrigin,
     sealedGrant: secrets.seal(grant),
-    expiresAt: Date.now() + PENDING_GRANT_TTL_MS,
+    expiresAt: Date.now() + ttlMs,
   });
   return confirmation;
 }

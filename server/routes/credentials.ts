@@ -12,7 +12,7 @@ export const LOCAL_PROVIDER_PREFIX = '/local-oauth';
 
 export function registerCredentials(
   router: Router,
-  { store, catalog, secrets, allowedOrigins, limits }: ServiceDeps,
+  { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs }: ServiceDeps,
 ): void {
   const limitWrites = (userId: string) =>
     rateLimited(limits.hit('credentials', userId), 'This user saved credentials too often.');
@@ -140,7 +140,7 @@ export function registerCredentials(
         type: 'forge-oauth',
         integration: found.integration,
         status: 'authorized',
-        grant: holdGrant(store, secrets, found, grant),
+        grant: holdGrant(store, secrets, found, grant, oauthGrantTtlMs),
       };
     }
     const title =

@@ -260,6 +260,33 @@ describe('OAuth, end to end over HTTP with the local provider', () => {
     assert.deepEqual(await connectedIntegrations(other.token), []);
   });
 
+  test('a grant left unconfirmed expires', async () => {
+    const quick = await TestService.start({ oauthGrantTtlMs: 50 });
+    try {
+      const { token } = await quick.newUser();
+      const started = await quick.request('POST', `/credentials/${oauthIntegration.name}/oauth`, {
+        credential: token,
+        headers: { Origin: APP_ORIGIN },
+      });
+      const consentUrl = (await quick.request('GET', started.body.url)).headers.get('location')!;
+      const decided = await quick.request('POST', consentUrl, {
+        body: 'decision=allow',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      });
+      const { message } = postedMessage((await quick.request('GET', decided.headers.get('location')!)).text);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const late = await quick.request('POST', `/credentials/${oauthIntegration.name}/oauth/confirm`, {
+        credential: token,
+        headers: { Origin: APP_ORIGIN },
+        json: { grant: message.grant },
+      });
+      assertProblem(late, 400, { detail: /expired/ });
+      assert.deepEqual((await quick.asUser(token, 'GET', '/credentials')).body, { data: [] });
+    } finally {
+      await quick.close();
+    }
+  });
+
   test('confirming needs a grant value in the body', async () => {
     const { token } = await forge.newUser();
     assertProblem(await confirm(token, undefined), 400, { errors: ['body.grant'] });

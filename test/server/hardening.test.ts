@@ -5,14 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startService } from '../../server/app.js';
 import { generateApiKey } from '../../server/auth.js';
+import { isPublicAddress } from '../../server/engine/public-address.js';
 import { assertProblem, TestService } from './support.js';
 
 let dir: string;
@@ -449,6 +451,32 @@ describe('item 7 and 9: the error webhook', () => {
       assert.equal(local.status, 200, local.text);
     } finally {
       await allowed.close();
+    }
+  });
+
+  test('a host name that resolves to a private address is refused when delivering', async (t) => {
+    // This machine's own name: not an address, so it passes the settings check, yet it
+    // resolves to this machine or its private network.
+    const name = hostname();
+    const address = await lookup(name).catch(() => undefined);
+    if (!address || isPublicAddress(address.address))
+      return t.skip(`${name} does not resolve to a private address here`);
+    const receiver = await new Capture(() => ({ status: 204 })).up();
+    const forge = await TestService.start({ catalog: writeCatalog(), delivery: { backoff: () => 60_000 } });
+    try {
+      const { token } = await forge.newUser();
+      const child = (await forge.asUser(token, 'POST', `/workflow/${FAILS}/install`, {})).body.workflowId;
+      const hook = (await forge.asHost('GET', `/workflow/${child}`)).body.webhookUrl as string;
+      const port = new URL(receiver.url).port;
+      const set = await forge.asHost('PUT', '/settings', { errorWebhookUrl: `http://${name}:${port}/errors` });
+      assert.equal(set.status, 200, set.text);
+      await forge.request('POST', hook, { json: {} });
+      await eventually(() => forge.store.deliveryBacklog('webhook').lastError !== null, 'the refusal recorded');
+      assert.match(forge.store.deliveryBacklog('webhook').lastError!, /private address/);
+      assert.equal(receiver.requests.length, 0);
+    } finally {
+      await forge.close();
+      await receiver.down();
     }
   });
 
