@@ -39,8 +39,10 @@ export class Credentials {
   ) {}
 
   /**
-   * The API key is `configuredKey` when given (FORGE_API_KEY), else the one stored in the
-   * database, else a new one that is stored. `generated` says whether it is new.
+   * The API key is `configuredKey` when given (FORGE_API_KEY), else the one whose hash the
+   * database keeps, else a new one whose hash is stored. `apiKey` is the key when this start
+   * knows it (configured, generated now, or found in clear from an older version); `generated`
+   * says whether it is new.
    */
   static async load(
     store: Store,

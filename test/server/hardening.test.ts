@@ -12,8 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { startService } from '../../server/app.js';
-import { generateApiKey } from '../../server/auth.js';
+import { generateApiKey, TOKEN_AUDIENCE, TOKEN_ISSUER } from '../../server/auth.js';
 import { isPublicAddress } from '../../server/engine/public-address.js';
 import { assertProblem, TestService } from './support.js';
 
@@ -175,6 +176,48 @@ describe('item 4 and 13: data at rest', () => {
       assert.equal(answer.status, 200, answer.text);
     } finally {
       await again.close();
+    }
+  });
+
+  test('a database of an older version, with both keys in clear, is sealed and hashed on start', async () => {
+    const db = join(dir, 'legacy.db');
+    const first = await TestService.start({ db });
+    const { userId } = await first.newUser();
+    // What older versions stored: the API key and the private JWK as they are.
+    const legacyKey = generateApiKey();
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const legacyJwk = { ...(await exportJWK(privateKey)), kid: 'legacy-key' };
+    first.store.db.prepare('DELETE FROM settings WHERE key = ?').run('apiKeyHash');
+    first.store.setSetting('apiKey', legacyKey);
+    first.store.setSetting('signingKey', JSON.stringify(legacyJwk));
+    await first.close();
+
+    const again = await TestService.start({ db });
+    try {
+      assert.equal(again.service.apiKey, legacyKey, 'the key is shown once more, as it will not be again');
+      assert.equal(again.service.apiKeyGenerated, false);
+      const now = Math.floor(Date.now() / 1000);
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256', kid: 'legacy-key' })
+        .setSubject(userId)
+        .setIssuer(TOKEN_ISSUER)
+        .setAudience(TOKEN_AUDIENCE)
+        .setIssuedAt(now)
+        .setExpirationTime(now + 600)
+        .sign(privateKey);
+      assert.equal((await again.asUser(token, 'GET', `/user/${userId}`)).status, 200, 'the signing key was lost');
+    } finally {
+      await again.close();
+    }
+    const text = bytesOnDisk(db);
+    assert.ok(!text.includes(legacyKey), 'the old API key is still in the file');
+    assert.ok(!text.includes(String(legacyJwk.d)), 'the old private key is still in the file');
+    const third = await TestService.start({ db }, legacyKey);
+    try {
+      assert.equal(third.service.apiKey, undefined);
+      assert.equal((await third.asHost('GET', '/user')).status, 200);
+    } finally {
+      await third.close();
     }
   });
 
