@@ -6,8 +6,8 @@ const SERVICE_MAIN = fileURLToPath(new URL('../dist/server/main.js', import.meta
 
 export const API_PREFIX = '/forge/2021-12';
 
-/** A key in the service's API-key shape, made fresh for each run. */
-export const newApiKey = () => `forge_sk_bench${randomBytes(18).toString('base64url')}`;
+/** A key in the service's API-key shape (at least 32 random characters after the prefix), made fresh for each run. */
+export const newApiKey = () => `forge_sk_bench${randomBytes(24).toString('base64url')}`;
 
 export interface ServiceProcess {
   /** `http://localhost:<port>`, the origin the elements are given as api-base. */
