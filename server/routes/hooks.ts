@@ -44,7 +44,7 @@ function refusal(reason: 'unknown' | 'inactive' | 'no-webhook' | 'parent-removed
       return notFound('This workflow starts on a schedule, not a webhook; there is nothing to POST to.');
     case 'unknown':
       return notFound(
-        'No webhook at this address. A workflow’s webhook URL is the webhookUrl of GET /workflow/:workflowId; it stops working when the workflow or its user is deleted.',
+        'No webhook at this address. A workflow’s webhook URL is the webhookUrl of GET /workflow/:workflowId read with the API key; it stops working when it is rotated, or the workflow or its user is deleted.',
       );
   }
 }
