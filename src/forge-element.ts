@@ -19,6 +19,34 @@ export class ConfigError extends ForgeError {
 }
 
 /**
+ * How long after the page has loaded an element waits for its configuration before saying it is
+ * missing. Frameworks set properties after the element connects: React sets them when it
+ * hydrates server-rendered markup, which may be well after the element first renders.
+ */
+const CONFIG_GRACE_MS = 1_000;
+
+/** Settles once the page has loaded and CONFIG_GRACE_MS more have passed; rejects when `signal` aborts. */
+function configGrace(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const aborted = () => {
+      clearTimeout(timer);
+      window.removeEventListener('load', loaded);
+      reject(signal.reason);
+    };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const loaded = () => {
+      timer = setTimeout(() => {
+        signal.removeEventListener('abort', aborted);
+        resolve();
+      }, CONFIG_GRACE_MS);
+    };
+    signal.addEventListener('abort', aborted, { once: true });
+    if (document.readyState === 'complete') loaded();
+    else window.addEventListener('load', loaded, { once: true });
+  });
+}
+
+/**
  * What both elements share: where the service is and how to get a user token. The API key
  * never appears here; the host's backend turns its session into a user token.
  *
@@ -27,8 +55,10 @@ export class ConfigError extends ForgeError {
  */
 export class ForgeElement extends LitElement {
   static override properties: PropertyDeclarations = {
-    apiBase: { attribute: 'api-base', reflect: true },
-    tokenUrl: { attribute: 'token-url', reflect: true },
+    // Not reflected: an element that writes its empty defaults back as attributes differs from
+    // the server-rendered markup React hydrates, and nothing reads them back.
+    apiBase: { attribute: 'api-base' },
+    tokenUrl: { attribute: 'token-url' },
     tokenProvider: { attribute: false },
   };
 
@@ -43,6 +73,21 @@ export class ForgeElement extends LitElement {
 
   #client?: ForgeEmbedClient;
   #clientFor: unknown[] = [];
+
+  /**
+   * `connection()` once the element is configured. Settings still missing are read again after
+   * the page has loaded and a grace period passed, and only then are a ConfigError: a framework
+   * may set them late. Whoever calls this re-runs when a setting changes (a task argument).
+   */
+  protected async configuredConnection(signal: AbortSignal): Promise<ReturnType<ForgeElement['connection']>> {
+    try {
+      return this.connection();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      await configGrace(signal);
+      return this.connection();
+    }
+  }
 
   /** The token source and API client for the current configuration; a ConfigError when incomplete. */
   protected connection(): { client: ForgeEmbedClient; tokens: TokenSource } {

@@ -15,7 +15,7 @@ import {
   untilButton,
   visibleText,
 } from './support/config-modal.js';
-import { createUser, hostApi, serviceInfo, tokenUrl } from './support/forge.js';
+import { createUser, hostApi, pressChord, serviceInfo, tokenUrl } from './support/forge.js';
 
 /** axe over the element (its shadow root and the open dialog in it), in both colour schemes. */
 async function expectAccessible(el: ForgeConfigModal) {
@@ -34,9 +34,7 @@ async function expectAccessible(el: ForgeConfigModal) {
 
 /** Ctrl+A, so what is typed next replaces the field's value. */
 async function selectAll() {
-  await sendKeys({ down: 'Control' });
-  await sendKeys({ press: 'a' });
-  await sendKeys({ up: 'Control' });
+  await pressChord(['Control', 'a']);
 }
 
 const focused = (el: ForgeConfigModal) => el.shadowRoot!.activeElement as HTMLElement | null;
@@ -183,10 +181,10 @@ describe('<forge-config-modal> by keyboard', () => {
     await waitUntil(() => focused(el)?.getAttribute('role') === 'switch', 'focus on the first switch');
     const first = focused(el) as HTMLInputElement;
     expect(first.checked).to.equal(true);
-    await sendKeys({ press: 'Space' });
+    await sendKeys({ press: ' ' }); // Space, by the character: Firefox's driver does not know the name
     expect(first.checked).to.equal(false);
     await sendKeys({ press: 'Tab' });
-    await sendKeys({ press: 'Space' });
+    await sendKeys({ press: ' ' }); // Space, by the character: Firefox's driver does not know the name
     expect((focused(el) as HTMLInputElement).checked).to.equal(true);
   });
 });

@@ -25,7 +25,9 @@ async function renderList(userId: string): Promise<ForgeWorkflowList> {
   const el = await fixture<ForgeWorkflowList>(
     html`<forge-workflow-list api-base=${apiBase} token-url=${tokenUrl(userId)}></forge-workflow-list>`,
   );
-  await waitUntil(() => el.shadowRoot!.querySelector('[part~="list"]'), 'the list did not load');
+  // As long as the suite's other waits for the service: one second is too short while three
+  // engines share two cores.
+  await waitUntil(() => el.shadowRoot!.querySelector('[part~="list"]'), 'the list did not load', { timeout: 10_000 });
   return el;
 }
 

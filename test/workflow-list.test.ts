@@ -43,10 +43,13 @@ async function serviceState(userId: string): Promise<Map<string, boolean>> {
 }
 
 const shadow = (el: ForgeWorkflowList) => el.shadowRoot!;
+// Ten seconds, as the suite's other waits for the service: waitUntil's default of one second is
+// too short for a load while three engines share two cores.
 const settled = (el: ForgeWorkflowList) =>
   waitUntil(
     () => shadow(el).querySelector('[part~="list"], [part~="empty"], [part~="error"]'),
     'the list did not load',
+    { timeout: 10_000 },
   );
 
 async function renderList(userId: string, base = apiBase): Promise<ForgeWorkflowList> {
@@ -261,8 +264,10 @@ describe('<forge-workflow-list>', () => {
     await sendKeys({ press: 'Tab' });
     expect(shadow(el).activeElement).to.equal(toggle);
 
-    await sendKeys({ press: 'Space' });
-    const event = await oneEvent(el, 'forge-toggle');
+    // Listening first: the service may confirm before the key press's command returns.
+    const toggled = oneEvent(el, 'forge-toggle');
+    await sendKeys({ press: ' ' }); // Space, by the character: Firefox's driver does not know the name
+    const event = await toggled;
     expect(event.detail.active).to.be.false;
     expect((await serviceState(userId)).get(STRIPE_TO_SLACK.id)).to.be.false;
 

@@ -161,11 +161,28 @@ export class ForgeEmbedClient {
     if (response.status === 401 && typeof this.#credential === 'function') {
       response = await this.#send(method, path, body, signal, true);
     }
+    // A success whose body broke off is not a success: the call's outcome is unknown. Chromium
+    // and Firefox fail the read; WebKit answers the part that arrived, which then does not parse.
+    const brokenOff = () =>
+      new ForgeApiError({
+        type: 'about:blank',
+        title: 'Network error',
+        status: 0,
+        detail: `The Forge service at ${this.baseUrl} answered ${response.status}, but the whole answer never arrived (the connection broke). Check your connection, then try again.`,
+      });
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw brokenOff();
+    }
     let parsed: Partial<ProblemDocument> | undefined;
     try {
-      parsed = JSON.parse(await response.text());
+      parsed = text ? JSON.parse(text) : undefined;
     } catch {
-      // An empty or non-JSON body: a success answers undefined, a failure the problem below.
+      // A failure's non-JSON body gets the problem below; a success's means it did not arrive whole.
+      if (response.ok) throw brokenOff();
     }
     if (response.ok) return parsed as T;
     throw new ForgeApiError(

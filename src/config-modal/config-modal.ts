@@ -107,8 +107,9 @@ export class ForgeConfigModal extends ForgeModalDialog {
   static override styles = [themeStyles, configModalStyles];
 
   static override properties: PropertyDeclarations = {
-    workflowId: { attribute: 'workflow-id', reflect: true },
-    integration: { reflect: true },
+    // Not reflected, like api-base: see ForgeElement.
+    workflowId: { attribute: 'workflow-id' },
+    integration: {},
     strings: { attribute: false },
     oauthTimeout: { attribute: 'oauth-timeout', type: Number },
   };

@@ -34,7 +34,11 @@ function problem(status: number, slug: string, title: string, detail: string, he
   });
 }
 
-/** What the browser is told when the service would not issue a token; the log gets the same words. */
+/**
+ * Why the service would not issue a token, for the host's log only. The browser gets
+ * BROWSER_FAILURE instead: the service's own words, the user id and the setup mistakes they
+ * reveal are for the host's developers, not for whoever holds the page.
+ */
 function serviceFailure(error: unknown, userId: string): string {
   if (!(error instanceof ForgeApiError)) {
     return 'The Forge service answered something other than {"token": "…"}. Check that serviceUrl points at a Forge service.';
@@ -52,12 +56,16 @@ function serviceFailure(error: unknown, userId: string): string {
   }
 }
 
+const BROWSER_FAILURE =
+  "No integration token could be issued right now. Try again in a moment; if it keeps failing, the app's server log says why.";
+
 /**
  * The host backend's token endpoint as a Fetch-style handler (`Request` in, `Response` out):
  * it asks the Forge service for a user token of the signed-in user and answers `{"token": …}`,
  * the shape the elements' `token-url` expects. No CORS headers are sent, so only your own pages
  * can read the token. Errors are RFC 9457 problem documents: 401 when nobody is signed in, 502
- * when the service fails, 405 for anything but GET. An exception thrown by `getUserId` is not
+ * when the service fails (a generic message; the reason goes to `onError`), 405 for anything
+ * but GET. An exception thrown by `getUserId` is not
  * caught, so your framework reports it as it reports any other.
  */
 export function createTokenHandler<Context = unknown>(options: TokenHandlerOptions<Context>): TokenHandler<Context> {
@@ -103,16 +111,14 @@ export function createTokenHandler<Context = unknown>(options: TokenHandlerOptio
       token = (await client.getUserToken(String(userId), expiresIn ? { expiresIn } : {}))?.token;
     } catch (error) {
       if (error instanceof ForgeApiError) {
-        const detail = serviceFailure(error, String(userId));
-        onError(`${detail} (serviceUrl: ${client.baseUrl})`);
-        return problem(502, 'bad-gateway', 'Token service failed', detail);
+        onError(`${serviceFailure(error, String(userId))} (serviceUrl: ${client.baseUrl})`);
+        return problem(502, 'bad-gateway', 'Token service failed', BROWSER_FAILURE);
       }
       throw error;
     }
     if (typeof token !== 'string') {
-      const detail = serviceFailure(undefined, String(userId));
-      onError(`${detail} (serviceUrl: ${client.baseUrl})`);
-      return problem(502, 'bad-gateway', 'Token service failed', detail);
+      onError(`${serviceFailure(undefined, String(userId))} (serviceUrl: ${client.baseUrl})`);
+      return problem(502, 'bad-gateway', 'Token service failed', BROWSER_FAILURE);
     }
     return new Response(JSON.stringify({ token }), {
       status: 200,

@@ -5,6 +5,10 @@
  * `forge-*` event has a typed `onForge…` prop. React 19 can use the elements directly instead:
  * see `forge-embed/jsx` for their JSX types. Importing this module registers both elements.
  */
+// The wrappers run hooks in the browser, so React Server Components (Next.js's App Router) must
+// treat this module as a client module: it may be rendered from a server component, not run there.
+'use client';
+
 import { createComponent, type EventName } from '@lit/react';
 // The default import is the one both React's CommonJS build and bundlers' interop agree on.
 import React from 'react';

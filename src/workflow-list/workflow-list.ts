@@ -87,7 +87,8 @@ export class ForgeWorkflowList extends ForgeElement {
   static override styles = [themeStyles, workflowListStyles];
 
   static override properties: PropertyDeclarations = {
-    integration: { reflect: true },
+    // Not reflected, like api-base: see ForgeElement.
+    integration: {},
     filterThreshold: { attribute: 'filter-threshold', type: Number },
     theme: { reflect: true },
     strings: { attribute: false },
@@ -123,7 +124,7 @@ export class ForgeWorkflowList extends ForgeElement {
   #loadTask = new Task(this, {
     args: () => [this.apiBase, this.tokenUrl, this.tokenProvider, this.integration] as const,
     task: async ([, , , integration], { signal }) => {
-      const { client, tokens } = this.connection();
+      const { client, tokens } = await this.configuredConnection(signal);
       const { userId } = await tokens.current();
       const [parents, user] = await Promise.all([
         client.listWorkflows({ integration }, { signal }),

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import commonjs from '@rollup/plugin-commonjs';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import replace from '@rollup/plugin-replace';
@@ -11,7 +13,10 @@ import { rollup } from 'rollup';
  *   `react18`/`react-dom18`) together with the package's built `forge-embed/react` wrapper, as an
  *   app's bundler would; React 19 on its own. Vue's own browser ES module build is used as is.
  * - the `frameworks` server command `installedWorkflow`: a new user who has connected Stripe and
- *   Slack and enabled "Post new Stripe payments to Slack", so a test can flip its switch.
+ *   Slack and enabled "Post new Stripe payments to Slack", so a test can flip its switch;
+ * - the `frameworks` server command `ssr`: test/frameworks/ssr-app.mjs rendered by React 19's
+ *   react-dom/server in a Node process, with the package's built `forge-embed/react`, as a
+ *   Next.js server would, for the page to hydrate.
  */
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -27,6 +32,13 @@ export { ForgeConfigModal, ForgeWorkflowList } from ${JSON.stringify(`${ROOT}/di
   react19: {
     code: `export { default as React } from 'react';
 export { createRoot } from 'react-dom/client';`,
+    reactVersion: 19,
+  },
+  // The client half of the server-rendered page; its server half is the `ssr` command below.
+  react19ssr: {
+    code: `export { default as React } from 'react';
+export { hydrateRoot } from 'react-dom/client';
+export { SsrApp } from ${JSON.stringify(`${ROOT}/test/frameworks/ssr-app.mjs`)};`,
     reactVersion: 19,
   },
 };
@@ -62,6 +74,13 @@ async function bundle({ code, reactVersion }) {
 }
 
 const bundles = new Map();
+
+/** The server half of the server-rendered page (test/frameworks/ssr-render.mjs): its HTML for `config`. */
+async function serverRender(config) {
+  const script = resolve(import.meta.dirname, 'ssr-render.mjs');
+  const { stdout } = await promisify(execFile)(process.execPath, [script, JSON.stringify(config)]);
+  return stdout;
+}
 
 export function frameworkPlugin(service) {
   const api = async (path, init = {}) => {
@@ -106,6 +125,7 @@ export function frameworkPlugin(service) {
     async executeCommand({ command, payload }) {
       if (command !== 'frameworks') return undefined;
       if (payload?.action === 'installedWorkflow') return installedWorkflow();
+      if (payload?.action === 'ssr') return serverRender(payload.config);
       throw new Error(`Unknown frameworks action ${payload?.action}`);
     },
   };

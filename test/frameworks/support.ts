@@ -14,7 +14,7 @@ export const installedWorkflow = () =>
  * A framework as an app ships it, served by test/frameworks/plugin.mjs. The URL is built at run
  * time so that neither TypeScript nor the dev server takes it for a package name.
  */
-export const loadFramework = <T>(name: 'react18' | 'react19' | 'vue'): Promise<T> =>
+export const loadFramework = <T>(name: 'react18' | 'react19' | 'react19ssr' | 'vue'): Promise<T> =>
   import(/* @vite-ignore */ `${'/__frameworks__/'}${name}.js`) as Promise<T>;
 
 export type ToggleDetail = ForgeEventDetails['forge-toggle'];
@@ -76,6 +76,7 @@ export async function expectBound(
   const control = await switchIn(list);
   expect(list.shadowRoot!.textContent).to.include('Switch on');
   control.click();
-  await waitUntil(() => bindings.toggles.length === 1, `${handler} was never called`);
+  // A switch waits for the service: as long as the suite's other waits for it.
+  await waitUntil(() => bindings.toggles.length === 1, `${handler} was never called`, { timeout: 10_000 });
   expect(bindings.toggles[0]).to.deep.equal({ workflowId: bindings.workflowId, active: false });
 }

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
 import type { ActivityView, TestEventResult, WorkflowActivity } from '../../demo/activity.js';
 import { type RunningDemo, startDemo } from '../../demo/app.js';
 import { type RunningService, startService } from '../../server/app.js';
@@ -203,3 +204,22 @@ function freePort(): Promise<number> {
     probe.on('error', reject);
   });
 }
+
+test('the demo page passes axe with no violations, the elements inside included', async (t) => {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  t.after(() => browser.close());
+  // The demo's Content-Security-Policy forbids inline scripts, axe's included.
+  const page = await browser.newPage({ bypassCSP: true });
+  await page.goto(demo.url);
+  // Audit the page as a user meets it: the list has loaded its rows.
+  await page.locator('forge-workflow-list [part~="row"]').first().waitFor();
+  await page.addScriptTag({ content: readFileSync('node_modules/axe-core/axe.min.js', 'utf8') });
+  const violations = await page.evaluate(async () => {
+    const { violations } = await (window as unknown as { axe: typeof import('axe-core') }).axe.run(document);
+    return violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  assert.deepEqual(violations, []);
+});

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
@@ -89,7 +89,7 @@ describe('createTokenHandler', () => {
     assert.equal(claims.exp! - claims.iat!, 60);
   });
 
-  test('answers 502 naming the API key, without repeating it, when the service refuses the key', async () => {
+  test('answers a generic 502 when the service refuses the key, and logs the reason without the key', async () => {
     const logged: string[] = [];
     const wrongKey = 'forge_sk_not-the-right-key';
     const handler = createTokenHandler({
@@ -103,8 +103,9 @@ describe('createTokenHandler', () => {
     assert.equal(response.status, 502);
     assert.equal(response.headers.get('cache-control'), 'no-store');
     assert.ok(!text.includes(wrongKey));
-    assert.match(JSON.parse(text).detail, /did not accept the API key/);
+    assert.doesNotMatch(JSON.parse(text).detail, /API key/);
     assert.equal(logged.length, 1);
+    assert.match(logged[0]!, /did not accept the API key/);
     assert.ok(!logged[0]!.includes(wrongKey));
   });
 
@@ -122,20 +123,55 @@ describe('createTokenHandler', () => {
     });
     const { status, body } = await answer(await handler(tokenRequest()));
     assert.equal(status, 502);
-    assert.match(body.detail, /Could not reach the Forge service/);
+    assert.match(body.detail, /Try again/);
+    assert.ok(!JSON.stringify(body).includes(String(port)), 'the browser learns where the service is');
+    assert.match(logged[0]!, /Could not reach the Forge service/);
     assert.match(logged[0]!, new RegExp(`127\\.0\\.0\\.1:${port}`));
   });
 
-  test('answers 502 saying so when the session names a user the service does not have', async () => {
+  test('logs, but does not tell the browser, that the session names a user the service does not have', async () => {
+    const logged: string[] = [];
     const handler = createTokenHandler({
       apiKey: service.apiKey!,
       serviceUrl: service.url,
       getUserId: () => 'no-such-user',
-      onError: () => undefined,
+      onError: (message) => logged.push(message),
     });
     const { status, body } = await answer(await handler(tokenRequest()));
     assert.equal(status, 502);
-    assert.match(body.detail, /no user no-such-user/);
+    assert.ok(!JSON.stringify(body).includes('no-such-user'));
+    assert.match(logged[0]!, /no user no-such-user/);
+  });
+
+  test("keeps the service's own error text out of the browser's answer and puts it in the log", async (t) => {
+    // A service that fails with a detail meant for its operators, as a proxy or a broken
+    // deployment in front of the real one would.
+    const upstream = createServer((_req, res) => {
+      res.writeHead(500, { 'Content-Type': 'application/problem+json' });
+      res.end(
+        JSON.stringify({
+          type: 'about:blank',
+          title: 'Internal error',
+          status: 500,
+          detail: 'database at /srv/forge/prod.db is locked by pid 4242',
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise((resolve) => upstream.close(resolve)));
+    const logged: string[] = [];
+    const handler = createTokenHandler({
+      apiKey: service.apiKey,
+      serviceUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+      getUserId: () => userId,
+      onError: (message) => logged.push(message),
+    });
+    const response = await handler(tokenRequest());
+    const text = await response.text();
+    assert.equal(response.status, 502);
+    assert.doesNotMatch(text, /prod\.db|pid 4242|answered 500/);
+    assert.match(JSON.parse(text).detail, /Try again in a moment/);
+    assert.match(logged[0]!, /answered 500: database at \/srv\/forge\/prod\.db is locked by pid 4242/);
   });
 
   test('answers 405 to anything but GET', async () => {
@@ -194,6 +230,66 @@ describe('toNodeHandler', () => {
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('cache-control'), 'no-store');
     assert.equal(decodeJwt((await response.json()).token).sub, userId);
+  });
+
+  test('answers 405 to a POST without waiting for its body', async () => {
+    // A body that never ends: a handler that reads it before answering never answers.
+    const { status, allow, connection } = await new Promise<{ status?: number; allow?: string; connection?: string }>(
+      (resolve, reject) => {
+        const request = httpRequest(`${origin}/forge-token`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/octet-stream', 'Transfer-Encoding': 'chunked' },
+        });
+        const timer = setTimeout(() => {
+          request.destroy();
+          reject(new Error('no answer while the body was still arriving: the adapter waited for all of it'));
+        }, 5_000);
+        request.on('response', (response) => {
+          clearTimeout(timer);
+          response.resume();
+          request.destroy();
+          resolve({
+            status: response.statusCode,
+            allow: response.headers.allow,
+            connection: response.headers.connection,
+          });
+        });
+        request.on('error', () => undefined);
+        request.write(Buffer.alloc(64 * 1024));
+      },
+    );
+    assert.equal(status, 405);
+    assert.equal(allow, 'GET');
+    // The connection closes, so Node does not read the rest of the body to reuse it.
+    assert.equal(connection, 'close');
+  });
+
+  test('answers 413 to a body over maxBodyBytes, and passes a smaller one to the handler', async (t) => {
+    const received: number[] = [];
+    const echo = toNodeHandler(
+      async (request) => {
+        received.push((await request.arrayBuffer()).byteLength);
+        return new Response(null, { status: 204 });
+      },
+      { methods: ['POST'], maxBodyBytes: 1024 },
+    );
+    const small = createServer((req, res) => echo(req, res));
+    await new Promise<void>((resolve) => small.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise((resolve) => small.close(resolve)));
+    const url = `http://127.0.0.1:${(small.address() as AddressInfo).port}/`;
+    const ok = await fetch(url, { method: 'POST', body: 'x'.repeat(1024) });
+    assert.equal(ok.status, 204);
+    const tooLarge = await fetch(url, { method: 'POST', body: 'x'.repeat(1025) });
+    assert.equal(tooLarge.status, 413);
+    assert.match((await tooLarge.json()).detail, /over 1024 bytes/);
+    // Without a Content-Length (a stream), the count is kept while reading.
+    const streamed = await fetch(url, {
+      method: 'POST',
+      body: new Blob(['x'.repeat(2048)]).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    assert.equal(streamed.status, 413);
+    assert.deepEqual(received, [1024]);
   });
 
   test('passes the 401 through when there is no session', async () => {

@@ -81,3 +81,18 @@ describe('importing each entry in Node, as server-side rendering does', () => {
     });
   }
 });
+
+test('forge-embed/react is a client module: its built file starts with the "use client" directive', () => {
+  // A directive counts only before any statement; comments may come first.
+  const code = readFileSync('dist/src/react/index.js', 'utf8');
+  assert.match(code, /^(?:\s*(?:\/\/[^\n]*|\/\*[\s\S]*?\*\/))*\s*'use client';/);
+});
+
+test('typesVersions names the same declarations as the exports map, for moduleResolution node', () => {
+  const fromExports = Object.fromEntries(
+    Object.entries(exportsMap)
+      .filter(([entry, target]) => entry !== '.' && typeof target !== 'string')
+      .map(([entry, target]) => [entry.slice(2), [(target as Record<string, string>).types]]),
+  );
+  assert.deepEqual(pkg.typesVersions['*'], fromExports);
+});

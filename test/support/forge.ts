@@ -22,9 +22,10 @@ export const hostApi = <T = unknown>(method: string, path: string, body?: unknow
 
 /**
  * Arms the proxy at `faultyBase` to fail the next request whose method and path (a regular
- * expression over the path after the origin) match: `kind` is an HTTP status or `network`.
+ * expression over the path after the origin) match: `kind` is an HTTP status, `network` (the
+ * connection fails) or `truncated` (a 200 whose body is cut short).
  */
-export const injectFault = (method: string, path: string, kind: number | 'network') =>
+export const injectFault = (method: string, path: string, kind: number | 'network' | 'truncated') =>
   forge<boolean>('fault', { method, path, kind });
 
 export const clearFaults = () => forge<boolean>('clearFaults');
@@ -48,3 +49,10 @@ export const authorizeOAuth = (url: string) => forge<string>('authorize', { url 
  * or closes the window. Answers the popup's URL.
  */
 export const consentInPopup = (decision: 'allow' | 'deny' | 'close') => forge<string>('consent', { decision });
+
+/**
+ * Holds keys down together and lets them go (`['Control', 'a']`), in every engine: `sendKeys`
+ * has no `down`/`up` over WebDriver.
+ */
+export const pressChord = (keys: string[]) =>
+  executeServerCommand<boolean, { keys: string[] }>('press-chord', { keys });
