@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { defaultReporter } from '@web/test-runner';
-import { startService } from './dist/server/app.js';
+import { startService } from './server/dist/app.js';
 import { consentInPopup, ENGINES, engineOf, launchers, pressChord, startWebKitDriver } from './test/engines.mjs';
 import { frameworkPlugin } from './test/frameworks/plugin.mjs';
 

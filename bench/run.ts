@@ -18,6 +18,7 @@ import { newApiKey } from './service.js';
 import { buildFloor, cdnBundlePath, sizesOf } from './size.js';
 import { round1 } from './stats.js';
 import { type Row, table } from './table.js';
+import { benchThroughput, INSTALLS, THROUGHPUT_CONNECTIONS, THROUGHPUT_SECONDS } from './throughput.js';
 
 /**
  * `npm run bench`: builds the package, then measures size, speed and memory on this machine and
@@ -80,6 +81,10 @@ try {
   step(`Logs: ${EXECUTIONS.toLocaleString('en')} executions, ${CONNECTIONS} connections for ${LOAD_MS / 1000} s`);
   const logs = await benchLogs(workDir, apiKey);
   step(
+    `Service throughput: GET /workflow and GET /setup for ${THROUGHPUT_SECONDS} s each, ${INSTALLS.toLocaleString('en')} installs, ${THROUGHPUT_CONNECTIONS} connections`,
+  );
+  const throughput = await benchThroughput(workDir, apiKey);
+  step(
     `Browser: ${OPEN_RUNS} opens, ${HEAP_CYCLES} open/close cycles, ${LIST_RUNS} lists of ${LIST_ROWS}, ${TOGGLE_RUNS} toggles, ${SCROLL_RUNS} scrolls`,
   );
   const web = await benchBrowser(workDir, apiKey, cdnFile);
@@ -98,6 +103,12 @@ try {
     heapGrowthBytesAfter200Opens: web.heapGrowthBytesAfter200Opens,
     logsP99Ms: logs.logsP99Ms,
     logsRps: logs.logsRps,
+    workflowListRps: throughput.workflowList.rps,
+    workflowListP99Ms: throughput.workflowList.p99Ms,
+    setupRps: throughput.setup.rps,
+    setupP99Ms: throughput.setup.p99Ms,
+    installRps: throughput.install.rps,
+    installP99Ms: throughput.install.p99Ms,
   };
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
 
@@ -151,6 +162,19 @@ try {
     ],
     ['logsP99Ms', ms(logs.logsP99Ms), `p99 page ${PAGES.map((p) => `${p}: ${ms(logs.p99ByPage[p]!)}`).join(', ')}`],
     ['logsRps', `${logs.logsRps} req/s`, `${logs.requests.toLocaleString('en')} requests in ${LOAD_MS / 1000} s`],
+    ...(
+      [
+        ['workflowList', throughput.workflowList, 'GET /workflow'],
+        ['setup', throughput.setup, 'GET /setup?workflowId='],
+        ['install', throughput.install, `POST /workflow/:id/install, ${INSTALLS.toLocaleString('en')} users`],
+      ] as const
+    ).map(
+      ([key, { rps, p99Ms }, what]): Row => [
+        `${key}Rps, ${key}P99Ms`,
+        `${rps} req/s, p99 ${ms(p99Ms)}`,
+        `${what}, user token, ${THROUGHPUT_CONNECTIONS} connections`,
+      ],
+    ),
   ];
   console.log(`\n${table(rows)}\n`);
   warnIfBusy();

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
-const SERVICE_MAIN = fileURLToPath(new URL('../dist/server/main.js', import.meta.url));
+const SERVICE_MAIN = fileURLToPath(new URL('../server/dist/main.js', import.meta.url));
 
 export const API_PREFIX = '/forge/2021-12';
 
@@ -20,7 +20,7 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts the built service (`dist/server/main.js`) as its own process, so that what is measured
+ * Starts the built service (`server/dist/main.js`) as its own process, so that what is measured
  * is the service alone and not the bench that drives it. Port 0 lets the service pick a free port,
  * which it prints.
  */
@@ -74,6 +74,12 @@ function listeningUrl(child: ChildProcess): Promise<string> {
       const match = /listening on (http:\/\/\S+?)\/forge\//.exec(output);
       if (match) {
         clearTimeout(timer);
+        // From here on the output (the request log) is drained, not kept: scanning a growing
+        // log on every chunk would cost the bench more than the service.
+        child.stdout!.off('data', read);
+        child.stderr!.off('data', read);
+        child.stdout!.resume();
+        child.stderr!.resume();
         resolve(match[1]!);
       }
     };

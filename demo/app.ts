@@ -1,7 +1,8 @@
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Fastify, { type FastifyRequest } from 'fastify';
 import { ForgeApiError, ForgeClient } from '../src/api/index.js';
 import { createTokenHandler, toNodeHandler } from '../src/host/index.js';
 import { Activity, ActivityError } from './activity.js';
@@ -40,9 +41,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PUBLIC = join(ROOT, 'demo', 'public');
 const BUNDLE = join(ROOT, 'dist', 'cdn', 'forge-embed.min.js');
 const SESSION_COOKIE = 'orbit_session';
-const MAX_FORM_CHARS = 1000;
+const MAX_FORM_BYTES = 1000;
 /** An error log entry is small; anything far larger is not one. */
-const MAX_JSON_CHARS = 100_000;
+const MAX_JSON_BYTES = 100_000;
 
 const JS = 'text/javascript; charset=utf-8';
 const STATIC: Record<string, { file: string; type: string }> = {
@@ -88,94 +89,131 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
 
   const csp = contentSecurityPolicy(serviceUrl);
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const { pathname } = new URL(req.url ?? '/', origin);
-    if (pathname === '/forge-token') return tokenEndpoint(req, res);
-
-    if (pathname === '/demo/error-webhook' && req.method === 'POST') {
-      // The service sends no credential (the service interface defines none), so the receiver
-      // takes only what looks like an error log entry.
-      const accepted = inbox.receive(await readJson(req));
-      if (accepted) res.writeHead(204).end();
-      else sendJson(res, 400, { message: 'Send an error log entry: a JSON object with _id, workflowId, executionId.' });
-      return;
+  const app = Fastify();
+  // The error webhook takes what the service sends; a body that is no JSON is refused by the route, not the parser.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MAX_JSON_BYTES }, (_req, text, done) => {
+    try {
+      done(null, JSON.parse(text as string));
+    } catch {
+      done(null, undefined);
     }
+  });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: MAX_FORM_BYTES },
+    (_req, text, done) => done(null, new URLSearchParams(text as string)),
+  );
+  const json = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
 
-    if (pathname.startsWith('/demo/')) {
-      const user = signedInUser(req.headers.cookie);
-      if (!user) return sendJson(res, 401, { message: 'You are signed out. Reload the page to sign in again.' });
-      if (pathname === '/demo/activity' && req.method === 'GET') {
-        return sendJson(res, 200, await activity.read(user));
-      }
-      // A JSON body makes a cross-site form post impossible (it needs a CORS preflight we never
-      // answer), on top of the SameSite session cookie.
-      if (pathname === '/demo/test-event' && req.method === 'POST' && isJson(req)) {
-        const { workflowId, failing } = ((await readJson(req)) ?? {}) as { workflowId?: unknown; failing?: unknown };
-        if (typeof workflowId !== 'string') return sendJson(res, 400, { message: 'Name the workflowId to send to.' });
-        return sendJson(res, 200, await activity.sendTestEvent(user, workflowId, failing === true));
-      }
+  app.all('/forge-token', async (request, reply) => {
+    reply.hijack();
+    await tokenEndpoint(request.raw, reply.raw);
+  });
+
+  app.post('/demo/error-webhook', async (request, reply) => {
+    // The service sends no credential (the service interface defines none), so the receiver
+    // takes only what looks like an error log entry.
+    if (inbox.receive(request.body)) return reply.code(204).send();
+    return reply
+      .code(400)
+      .headers(json)
+      .send({ message: 'Send an error log entry: a JSON object with _id, workflowId, executionId.' });
+  });
+
+  const signedIn = (request: FastifyRequest) => {
+    const user = signedInUser(request.headers.cookie);
+    if (!user) throw new ActivityError(401, 'You are signed out. Reload the page to sign in again.');
+    return user;
+  };
+
+  app.get('/demo/activity', async (request, reply) => reply.headers(json).send(await activity.read(signedIn(request))));
+
+  // A JSON body makes a cross-site form post impossible (it needs a CORS preflight we never
+  // answer), on top of the SameSite session cookie.
+  app.post('/demo/test-event', async (request, reply) => {
+    const user = signedIn(request);
+    if (!/^application\/json\b/.test(request.headers['content-type'] ?? '')) {
+      return reply.code(415).headers(json).send({ message: 'Send the test event as JSON.' });
     }
+    const { workflowId, failing } = (request.body ?? {}) as { workflowId?: unknown; failing?: unknown };
+    if (typeof workflowId !== 'string')
+      return reply.code(400).headers(json).send({ message: 'Name the workflowId to send to.' });
+    return reply.headers(json).send(await activity.sendTestEvent(user, workflowId, failing === true));
+  });
 
-    if (pathname === '/session' && req.method === 'POST') {
-      const chosen = new URLSearchParams(await readText(req, MAX_FORM_CHARS)).get('user');
-      const user = users.find((u) => u.slug === chosen);
-      if (!user) {
-        res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Pick one of the demo users.');
-        return;
-      }
-      res.writeHead(303, { Location: '/', 'Set-Cookie': sessionCookie(user) }).end();
-      return;
-    }
+  app.post('/session', async (request, reply) => {
+    const chosen = (request.body as URLSearchParams | undefined)?.get('user');
+    const user = users.find((u) => u.slug === chosen);
+    if (!user) return reply.code(400).type('text/plain; charset=utf-8').send('Pick one of the demo users.');
+    return reply
+      .code(303)
+      .headers({ Location: '/', 'Set-Cookie': sessionCookie(user) })
+      .send();
+  });
 
-    if (pathname === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
-      // First visit: sign the visitor in as the first demo user, as a login would.
-      const user = signedInUser(req.headers.cookie) ?? users[0]!;
-      res.writeHead(200, {
+  // GET answers HEAD too (Fastify adds it), without the body.
+  app.get('/', async (request, reply) => {
+    // First visit: sign the visitor in as the first demo user, as a login would.
+    const user = signedInUser(request.headers.cookie) ?? users[0]!;
+    return reply
+      .headers({
         'Content-Type': 'text/html; charset=utf-8',
         'Cache-Control': 'no-store',
         'Content-Security-Policy': csp,
         'Set-Cookie': sessionCookie(user),
-      });
-      res.end(req.method === 'HEAD' ? undefined : renderPage(users, user, serviceUrl));
-      return;
-    }
+      })
+      .send(renderPage(users, user, serviceUrl));
+  });
 
-    const asset = STATIC[pathname];
-    if (asset && req.method === 'GET') {
+  for (const [path, asset] of Object.entries(STATIC)) {
+    app.get(path, async (_request, reply) => {
       if (!existsSync(asset.file)) {
-        res
-          .writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' })
-          .end(`${pathname} is not built yet. Run "npm run build" (npm start does it), then reload.`);
-        return;
+        return reply
+          .code(503)
+          .type('text/plain; charset=utf-8')
+          .send(`${path} is not built yet. Run "npm run build" (npm start does it), then reload.`);
       }
-      res.writeHead(200, { 'Content-Type': asset.type, 'Cache-Control': 'no-cache' });
-      createReadStream(asset.file).pipe(res);
-      return;
-    }
-
-    res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`Nothing at ${pathname}.`);
+      return reply
+        .headers({ 'Content-Type': asset.type, 'Cache-Control': 'no-cache' })
+        .send(createReadStream(asset.file));
+    });
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (res.headersSent) return void res.end();
-      if (error instanceof ActivityError) return sendJson(res, error.status, { message: error.message });
-      if (error instanceof ForgeApiError) {
-        return sendJson(res, 502, { message: `The Forge service answered ${error.status}: ${error.message}` });
-      }
-      console.error('demo:', error);
-      const unreachable = error instanceof TypeError && error.message === 'fetch failed';
-      sendJson(res, 502, {
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .type('text/plain; charset=utf-8')
+      .send(`Nothing at ${new URL(request.url, origin).pathname}.`),
+  );
+
+  app.setErrorHandler((error, _request, reply) => {
+    if (error instanceof ActivityError) return reply.code(error.status).headers(json).send({ message: error.message });
+    if (error instanceof ForgeApiError) {
+      return reply
+        .code(502)
+        .headers(json)
+        .send({ message: `The Forge service answered ${error.status}: ${error.message}` });
+    }
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status && status < 500)
+      return reply
+        .code(status)
+        .headers(json)
+        .send({ message: (error as Error).message });
+    console.error('demo:', error);
+    const unreachable = error instanceof TypeError && error.message === 'fetch failed';
+    return reply
+      .code(502)
+      .headers(json)
+      .send({
         message: unreachable
           ? `Could not reach the Forge service at ${serviceUrl}. Is it running? (npm start runs it.)`
           : 'The demo server failed; see its log.',
       });
-    });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
-  });
+
+  await app.listen({ port: options.port, host: options.host ?? '127.0.0.1' });
   // Registered once listening, so the service can deliver what waited for the receiver at once.
   // The demo is the host of its service, so it takes the setting over on every start.
   await activity.registerErrorWebhook().catch((error: Error) => {
@@ -183,14 +221,11 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   });
 
   return {
-    server,
+    server: app.server,
     url: origin,
     users,
     errorWebhookUrl,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => app.close(),
   };
 }
 
@@ -233,31 +268,4 @@ function contentSecurityPolicy(serviceUrl: string): string {
 
 function sessionCookie(user: DemoUser): string {
   return `${SESSION_COOKIE}=${user.slug}; Path=/; HttpOnly; SameSite=Lax`;
-}
-
-const isJson = (req: IncomingMessage) => /^application\/json\b/.test(req.headers['content-type'] ?? '');
-
-async function readText(req: IncomingMessage, maxChars: number): Promise<string> {
-  let text = '';
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    text += chunk.toString('utf8');
-    if (text.length > maxChars) break;
-  }
-  return text;
-}
-
-/** The body as JSON; undefined when it is not JSON or too large. */
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const text = await readText(req, MAX_JSON_CHARS);
-  if (text.length > MAX_JSON_CHARS) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
-  res.end(JSON.stringify(body));
 }

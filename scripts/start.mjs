@@ -46,7 +46,7 @@ const apiKey = process.env.FORGE_API_KEY || readFileSync(keyFile, 'utf8').trim()
 
 // The sandbox stands in for the APIs the demo workflows call (Slack, HubSpot, …); the service
 // points the demo catalog's HTTP blocks at it (FORGE_SANDBOX_URL).
-const SANDBOX = 'dist/server/sandbox.js';
+const SANDBOX = 'server/dist/sandbox.js';
 const SANDBOX_MAIN = `
 import { startSandbox } from ${JSON.stringify(pathToFileURL(resolve(SANDBOX)).href)};
 const sandbox = await startSandbox({ port: ${SANDBOX_PORT} }).catch((error) => {
@@ -118,10 +118,12 @@ async function waitFor(name, url) {
 async function main() {
   // The demo's error inbox runs on this machine, so the error webhook may point at loopback.
   const serviceArgs = ['--port', String(FORGE_PORT), '--db', join(STATE, 'forge.db'), '--allow-private-webhooks'];
-  run('service', ['dist/server/main.js', ...serviceArgs], {
+  run('service', ['server/dist/main.js', ...serviceArgs], {
     FORGE_API_KEY: apiKey,
     FORGE_ALLOWED_ORIGINS: `${demoUrl},http://127.0.0.1:${PORT}`,
     FORGE_SANDBOX_URL: `http://localhost:${SANDBOX_PORT}`,
+    // The demo's console shows what the demo does; the request log is for hosts that run the service.
+    FORGE_LOG: process.env.FORGE_LOG ?? 'off',
   });
   if (!(await waitFor('The Forge service', `${serviceUrl}/forge/2021-12/.well-known/jwks.json`))) return;
 

@@ -1,8 +1,10 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual, type webcrypto } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { unauthorized } from './http.js';
 import type { SecretBox } from './secrets.js';
 import type { Store } from './store/store.js';
+
+type CryptoKey = webcrypto.CryptoKey;
 
 /** Host API keys carry this prefix, so a key and a user token (a JWT) are told apart by shape. */
 export const API_KEY_PREFIX = 'forge_sk_';
@@ -28,10 +30,12 @@ const CLOCK_SKEW_SECONDS = 60;
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /**
- * The host's API key and the service's token signing key (ES256; the public half is published
- * as a JWKS so anyone can verify a token without a shared secret).
+ * The keys that decide who is calling: the host's API key (kept as a digest) and the service's
+ * token signing key (ES256; the public half is published as a JWKS so anyone can verify a token
+ * without a shared secret). Not to be confused with the users' integration credentials, which
+ * the store keeps sealed.
  */
-export class Credentials {
+export class AuthKeys {
   private constructor(
     private readonly apiKeyDigest: Buffer,
     private readonly privateKey: CryptoKey,
@@ -48,7 +52,7 @@ export class Credentials {
     store: Store,
     secrets: SecretBox,
     configuredKey?: string,
-  ): Promise<{ credentials: Credentials; apiKey: string | undefined; generated: boolean }> {
+  ): Promise<{ authKeys: AuthKeys; apiKey: string | undefined; generated: boolean }> {
     if (configuredKey !== undefined) {
       if (!configuredKey.startsWith(API_KEY_PREFIX)) {
         throw new Error(`FORGE_API_KEY must start with "${API_KEY_PREFIX}" so keys and user tokens are told apart.`);
@@ -81,7 +85,7 @@ export class Credentials {
     const privateKey = (await importJWK(privateJwk, 'ES256')) as CryptoKey;
     const { d: _private, ...publicJwk } = privateJwk;
     return {
-      credentials: new Credentials(apiKeyDigest, privateKey, { ...publicJwk, alg: 'ES256', use: 'sig' }),
+      authKeys: new AuthKeys(apiKeyDigest, privateKey, { ...publicJwk, alg: 'ES256', use: 'sig' }),
       apiKey,
       generated,
     };

@@ -1,16 +1,21 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FieldError, ProblemDocument } from '../src/api/types.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
+import type { ErrorObject } from 'ajv';
+import type { FastifyError } from 'fastify';
+import type { FieldError, ProblemDocument } from 'forge-embed/client';
+import { ConflictError, DomainError, InvalidInputError, NotFoundError } from './errors.js';
 import type { Verdict } from './rate-limit.js';
 
 /** Bodies above this are refused with 413: the largest legitimate body is a few KB. */
 export const MAX_BODY_BYTES = 100 * 1024;
 
+/** Longer request targets are refused with 414; Node refuses header blocks over 16 KB with 431. */
+export const MAX_URL_LENGTH = 8 * 1024;
+
 const PROBLEM_BASE = 'https://forge-embed.dev/problems/';
 
 /**
  * An error that becomes an RFC 9457 problem document. `detail` always tells the caller what
- * to change; `slug` names the kind of problem in `type`.
+ * to change; `slug` names the kind of problem in `type`. Only route handlers and the HTTP layer
+ * throw these; domain modules throw the errors of server/errors.ts.
  */
 export class HttpProblem extends Error {
   constructor(
@@ -66,107 +71,128 @@ export function rateLimited(verdict: Verdict, what: string): void {
   );
 }
 
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'no-store',
-    ...headers,
-  });
-  res.end(text);
+export const unsupportedMediaType = (detail: string) =>
+  new HttpProblem(415, 'unsupported-media-type', 'Unsupported media type', detail);
+
+export const internalError = () =>
+  new HttpProblem(
+    500,
+    'internal',
+    'Internal error',
+    'The service failed to answer. Try again; if it keeps failing, see the service log.',
+  );
+
+/**
+ * The problem document for anything a request can throw: problems themselves, domain errors,
+ * and the framework's own errors (schema validation, body limits, content types). Undefined
+ * for what is none of these: a bug, answered as a 500 that leaks nothing.
+ */
+export function problemOf(error: unknown): HttpProblem | undefined {
+  if (error instanceof HttpProblem) return error;
+  if (error instanceof DomainError) return domainProblem(error);
+  const framework = error as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
+  if (framework.validation) return validationProblem(framework.validation, framework.validationContext ?? 'body');
+  switch (framework.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      // The rest of a refused body may still be on the wire: closing the connection keeps a
+      // client's next request on it from being read as that body.
+      return new HttpProblem(
+        413,
+        'payload-too-large',
+        'Payload too large',
+        `The body is larger than ${MAX_BODY_BYTES} bytes. Send a smaller JSON body.`,
+        undefined,
+        { Connection: 'close' },
+      );
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return unsupportedMediaType(
+        'The body must be JSON sent with "Content-Type: application/json"; this request sent another type, or none.',
+      );
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return badRequest('The Content-Length header does not match the body sent. Send the body whole.');
+  }
+  if (framework.statusCode && framework.statusCode >= 400 && framework.statusCode < 500) {
+    return new HttpProblem(framework.statusCode, 'bad-request', 'Bad request', `${framework.message}.`);
+  }
+  return undefined;
 }
 
-export function sendProblem(res: ServerResponse, problem: HttpProblem): void {
-  const text = JSON.stringify(problem.toJSON());
-  res.writeHead(problem.status, {
-    'Content-Type': 'application/problem+json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'no-store',
-    ...problem.headers,
-  });
-  res.end(text);
-}
-
-export function sendHtml(
-  res: ServerResponse,
-  status: number,
-  html: string,
-  headers: Record<string, string> = {},
-): void {
-  res.writeHead(status, {
-    'Content-Type': 'text/html; charset=utf-8',
-    'Content-Length': Buffer.byteLength(html),
-    'Cache-Control': 'no-store',
-    // The service's own pages (consent, OAuth callback) run only their inline script, and no
-    // other page may frame them (a framed consent page could be clicked through unseen).
-    'Content-Security-Policy':
-      "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'",
-    'X-Frame-Options': 'DENY',
-    // Their URLs carry the OAuth state and code: never pass them on to another site.
-    'Referrer-Policy': 'no-referrer',
-    'X-Content-Type-Options': 'nosniff',
-    ...headers,
-  });
-  res.end(html);
+function domainProblem(error: DomainError): HttpProblem {
+  if (error instanceof NotFoundError) return notFound(error.message);
+  if (error instanceof ConflictError) return conflict(error.message, error.extensions);
+  if (error instanceof InvalidInputError) {
+    if (error.kind) return new HttpProblem(400, error.kind, 'Bad request', error.message, error.errors);
+    return badRequest(error.message, error.errors);
+  }
+  return badRequest(error.message);
 }
 
 /**
- * Reads a JSON body. No body (or an empty one) is `undefined`; a body that is not declared as
- * JSON is 415, one that does not parse or nests too deep is 400, one above MAX_BODY_BYTES is 413.
+ * The 400 for a request its route's schema refuses: one field error per thing wrong (the
+ * validator collects all of them), in the `body.x` / `query.x` / `params.x` form every other
+ * 400 of the service uses. Messages come from the schema: a property's `description` says what
+ * a pattern or a set of values means, `examples` show a whole body.
  */
-export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  if (size === 0) return undefined;
-  const type = String(req.headers['content-type'] ?? '')
-    .split(';')[0]!
-    .trim()
-    .toLowerCase();
-  if (type !== 'application/json' && !type.endsWith('+json')) {
-    throw new HttpProblem(
-      415,
-      'unsupported-media-type',
-      'Unsupported media type',
-      `The body must be JSON sent with "Content-Type: application/json"; got "${type || 'no Content-Type'}".`,
+function validationProblem(errors: ErrorObject[], context: string): HttpProblem {
+  const part = context === 'querystring' ? 'query' : context;
+  const root = errors.find((e) => e.instancePath === '' && e.keyword === 'type');
+  if (root) {
+    const example = (root.parentSchema as { examples?: unknown[] } | undefined)?.examples?.[0];
+    const shown = example === undefined ? '' : `, for example ${JSON.stringify(example)}`;
+    // The framework hands the validator null for a missing body as for a JSON null.
+    return badRequest(
+      root.data === null || root.data === undefined
+        ? `A JSON body (an object) is required${shown}.`
+        : `The ${part} must be a JSON object${shown}.`,
     );
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (nestsDeeperThan(text)) {
-    throw badRequest(`The body nests objects and arrays more than ${MAX_JSON_DEPTH} deep. Send a flatter JSON body.`);
+  const fields: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    const field = fieldError(error, part);
+    // A value that breaks two rules (a type and a bound) is named once.
+    if (seen.has(field.path)) continue;
+    seen.add(field.path);
+    fields.push(field);
   }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw badRequest(`The body is not valid JSON (${(error as Error).message}). Send a JSON object.`);
-  }
+  const detail = fields.map((e) => `${e.path}: ${e.message}`).join(' ');
+  return badRequest(detail, fields);
 }
 
-/**
- * The 413 closes the connection: the rest of the refused body may still be on the wire, and a
- * client that sent the next request on the same connection would have it reset.
- */
-function tooLarge(): HttpProblem {
-  return new HttpProblem(
-    413,
-    'payload-too-large',
-    'Payload too large',
-    `The body is larger than ${MAX_BODY_BYTES} bytes. Send a smaller JSON body.`,
-    undefined,
-    { Connection: 'close' },
-  );
+function fieldError(error: ErrorObject, part: string): FieldError {
+  const segments = error.instancePath.split('/').slice(1);
+  const params = error.params as { missingProperty?: string; additionalProperty?: string };
+  if (error.keyword === 'required') {
+    const key = params.missingProperty!;
+    return { path: [part, ...segments, key].join('.'), message: `${key} is required.` };
+  }
+  if (error.keyword === 'additionalProperties') {
+    const known = Object.keys((error.parentSchema as { properties?: object })?.properties ?? {});
+    return {
+      path: [part, ...segments, params.additionalProperty!].join('.'),
+      message: `Unknown field; expected only ${known.join(', ')}.`,
+    };
+  }
+  const key = segments.at(-1) ?? part;
+  const schema = (error.parentSchema ?? {}) as {
+    type?: string;
+    minimum?: number;
+    maximum?: number;
+    maxLength?: number;
+    description?: string;
+  };
+  const path = [part, ...segments].join('.');
+  const got = typeof error.data === 'string' ? `; got "${error.data}"` : '';
+  if (schema.type === 'integer') {
+    const range =
+      schema.maximum === undefined ? `of at least ${schema.minimum}` : `from ${schema.minimum} to ${schema.maximum}`;
+    return { path, message: `${key} must be a whole number ${range}${got}.` };
+  }
+  if (error.keyword === 'type') return { path, message: `${key} must be a ${error.params.type}.` };
+  if (error.keyword === 'maxLength') return { path, message: `${key} must be at most ${schema.maxLength} characters.` };
+  if (schema.description) return { path, message: `${key}: ${schema.description}` };
+  return { path, message: `${key} ${error.message}.` };
 }
 
 /**
@@ -186,3 +212,26 @@ export function originOfHost(host: string | undefined): string | undefined {
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+/**
+ * The headers of the service's own pages (consent, OAuth callback): they run only their inline
+ * script, no other page may frame them (a framed consent page could be clicked through unseen),
+ * and their URLs, which carry the OAuth state and code, are never passed on as a referrer.
+ */
+export const HTML_HEADERS = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Cache-Control': 'no-store',
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+/** The popup's redirects tell nobody where it came from (their URLs carry the state and the code) and are never framed. */
+export const REDIRECT_HEADERS = {
+  'Cache-Control': 'no-store',
+  'Content-Security-Policy': "frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+};

@@ -21,7 +21,12 @@ Environment:
   FORGE_SECRET_KEY       32 bytes, base64: the key that seals credentials; otherwise a key file beside the database
   FORGE_ALLOW_PRIVATE_WEBHOOKS  1: as --allow-private-webhooks
   FORGE_RATE_LIMITS      as --rate-limits (the option wins)
-  FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)`;
+  FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)
+  FORGE_LOG              "off" turns the request log (JSON lines on stdout) off
+
+Health: GET /healthz (the process answers), GET /readyz (the database answers; 503 when not).
+SIGTERM or SIGINT: stops accepting connections, finishes the requests and workflow runs in
+flight, closes the database, exits 0.`;
 
 function fail(message: string): never {
   console.error(`forge-service: ${message}\n\n${USAGE}`);
@@ -92,6 +97,9 @@ try {
     rateLimits,
     allowPrivateWebhooks: args.values['allow-private-webhooks'] || process.env.FORGE_ALLOW_PRIVATE_WEBHOOKS === '1',
     sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
+    // One JSON line per request, with its id (FORGE_LOG=off turns the request log off).
+    logStream: process.env.FORGE_LOG === 'off' ? undefined : process.stdout,
+    log: (line) => console.log(line),
   });
   console.log(`Forge service listening on ${service.url}/forge/2021-12`);
   if (service.apiKeyGenerated) {
@@ -112,7 +120,7 @@ try {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: stopping`);
+    console.log(`${signal}: stopping (finishing requests and runs in flight)`);
     await service.close();
     await sandbox?.close();
     process.exit(0);

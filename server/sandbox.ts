@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
 
 /**
  * The sandbox: a small stand-in for the APIs the demo catalog's HTTP blocks call (Slack,
@@ -111,42 +112,49 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     }),
   };
 
-  const server = createServer(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://sandbox');
-    const body = await readBody(req);
-    requests.push({ method: req.method ?? 'GET', path: url.pathname + url.search, body });
+  const app = Fastify({ bodyLimit: 1024 * 1024 });
+  // Whatever the engine sends is taken: JSON when it parses, the text as it came otherwise.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, text, done) => {
+    try {
+      done(null, text === '' ? undefined : JSON.parse(text as string));
+    } catch {
+      done(null, text);
+    }
+  });
+  app.all('/*', async (request, reply) => {
+    const url = new URL(request.url, 'http://sandbox');
+    const body = request.body;
+    requests.push({ method: request.method, path: url.pathname + url.search, body });
     // A long demo session must not grow this without end.
     if (requests.length > MAX_KEPT_REQUESTS) requests.shift();
-    const fail = Number(req.headers['x-sandbox-fail'] ?? url.searchParams.get('sandboxFail'));
+    const fail = Number(request.headers['x-sandbox-fail'] ?? url.searchParams.get('sandboxFail'));
     if (fail >= 400 && fail <= 599) {
-      return send(res, fail, { error: { message: `The sandbox failed on purpose with ${fail}, as asked.` } });
+      return reply.code(fail).send({ error: { message: `The sandbox failed on purpose with ${fail}, as asked.` } });
     }
-    if (!/^Bearer \S+/.test(req.headers.authorization ?? '')) {
-      return send(res, 401, { error: { message: 'No credential sent: connect the integration first.' } });
+    if (!/^Bearer \S+/.test(request.headers.authorization ?? '')) {
+      return reply.code(401).send({ error: { message: 'No credential sent: connect the integration first.' } });
     }
     let segments: string[];
     try {
       segments = url.pathname.split('/').map(decodeURIComponent);
     } catch {
-      return send(res, 400, { error: { message: `The path ${url.pathname} is not correctly URL-encoded.` } });
+      return reply.code(400).send({ error: { message: `The path ${url.pathname} is not correctly URL-encoded.` } });
     }
-    const handler = routes[`${req.method} ${routeKey(segments)}`];
-    if (!handler) return send(res, 404, { error: { message: `The sandbox has no ${req.method} ${url.pathname}.` } });
+    const handler = routes[`${request.method} ${routeKey(segments)}`];
+    if (!handler) {
+      return reply.code(404).send({ error: { message: `The sandbox has no ${request.method} ${url.pathname}.` } });
+    }
     const answer = handler({ segments, query: url.searchParams, body: isObject(body) ? body : {} });
-    send(res, answer.status, answer.body);
+    return reply.code(answer.status).send(answer.body);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? DEFAULT_SANDBOX_PORT, options.host ?? '127.0.0.1', () => resolve());
-  });
+  await app.listen({ port: options.port ?? DEFAULT_SANDBOX_PORT, host: options.host ?? '127.0.0.1' });
+  const server = app.server;
   return {
     server,
     url: `http://localhost:${(server.address() as AddressInfo).port}`,
     requests,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => app.close(),
   };
 }
 
@@ -167,18 +175,3 @@ const googleError = (code: number, message: string): Answer => ({
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  let text = '';
-  for await (const chunk of req as AsyncIterable<Buffer>) text += chunk.toString('utf8');
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
-}

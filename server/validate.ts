@@ -1,7 +1,12 @@
-import type { FieldError } from '../src/api/types.js';
-import { badRequest } from './http.js';
+import type { FieldError } from 'forge-embed/client';
+import { InvalidInputError } from './errors.js';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * Checks of input whose rules come from data, not from a fixed shape: the parameters an
+ * integration of the catalog asks for, the variables a workflow's block defines, the host's
+ * settings. Fixed shapes are the routes' schemas (server/schemas.ts). Failures are domain
+ * errors, which the HTTP layer answers as 400 problem documents.
+ */
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -9,8 +14,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 
 /** The body must be a JSON object; `example` shows the caller what one looks like. */
 export function bodyObject(body: unknown, example: string): Record<string, unknown> {
-  if (body === undefined) throw badRequest(`A JSON body is required, for example ${example}.`);
-  if (!isPlainObject(body)) throw badRequest(`The body must be a JSON object, for example ${example}.`);
+  if (body === undefined) throw new InvalidInputError(`A JSON body is required, for example ${example}.`);
+  if (!isPlainObject(body)) throw new InvalidInputError(`The body must be a JSON object, for example ${example}.`);
   return body;
 }
 
@@ -43,17 +48,6 @@ export class FieldChecker {
     return '';
   }
 
-  email(key: string): string {
-    const value = this.string(key, { max: 254 });
-    if (value && !EMAIL.test(value)) {
-      this.errors.push({
-        path: `${this.prefix}.${key}`,
-        message: `${key} must be an e-mail address such as ada@example.com.`,
-      });
-    }
-    return value.toLowerCase();
-  }
-
   /** Fields the operation does not know are an error, so a typo is not silently ignored. */
   onlyKnown(known: readonly string[]): void {
     for (const key of Object.keys(this.body)) {
@@ -72,37 +66,7 @@ export class FieldChecker {
 
   done(): void {
     if (this.errors.length > 0) {
-      throw badRequest(this.errors.map((e) => `${e.path}: ${e.message}`).join(' '), this.errors);
+      throw new InvalidInputError(this.errors.map((e) => `${e.path}: ${e.message}`).join(' '), this.errors);
     }
   }
-}
-
-/**
- * The one rule of query parameters: an empty value (`?limit=`) is the same as leaving the
- * parameter out, so it takes its default.
- */
-export function queryValue(query: URLSearchParams, name: string): string | undefined {
-  const raw = query.get(name);
-  return raw === null || raw === '' ? undefined : raw;
-}
-
-/** Plain decimal digits, no sign, exponent or leading zero: what `Number()` alone would let through is wider. */
-const WHOLE_NUMBER = /^(0|[1-9]\d*)$/;
-
-/** An integer query parameter within bounds; the 400 names the bound. */
-export function queryInteger(
-  query: URLSearchParams,
-  name: string,
-  { min, max, fallback }: { min: number; max: number; fallback: number },
-): number {
-  const raw = queryValue(query, name);
-  if (raw === undefined) return fallback;
-  const value = WHOLE_NUMBER.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    const range = Number.isFinite(max) ? `from ${min} to ${max}` : `of at least ${min}`;
-    throw badRequest(`${name} must be a whole number ${range}, written in plain digits; got "${raw}".`, [
-      { path: `query.${name}`, message: `Must be a whole number ${range}.` },
-    ]);
-  }
-  return value;
 }

@@ -2,16 +2,23 @@ import type {
   Block,
   ChildWorkflow,
   ChildWorkflowSummary,
+  HostSettings,
   Integration,
   ParentWorkflow,
+  SetVariablesResponse,
+  User,
+  UserWithWorkflows,
   VariableValues,
-} from '../src/api/types.js';
+} from 'forge-embed/client';
 import { type CatalogBlock, type CatalogWorkflow, currentValue } from './catalog/catalog.js';
-import type { ChildRow } from './store/store.js';
+import { errorWebhookSecret, type StoredHostSettings } from './engine/host-settings.js';
+import type { SecretBox } from './secrets.js';
+import type { ChildRow, Store } from './store/store.js';
 
 /**
- * How stored rows and catalog entries become the response shapes of the service interface.
- * Relative icon paths become absolute URLs on the origin the caller used.
+ * The one place where stored rows and catalog entries become the response shapes of the
+ * service interface (their schemas are in schemas.ts). Relative icon paths become absolute URLs
+ * on the origin the caller used.
  */
 
 export const API_PREFIX = '/forge/2021-12';
@@ -102,5 +109,38 @@ export function childView(
     ...(hasWebhook ? { webhookUrl: webhookUrl(child.webhookToken, base) } : {}),
     createdAt: child.createdAt,
     updatedAt: child.updatedAt,
+  };
+}
+
+export function userView(user: User, workflows: ChildWorkflowSummary[]): UserWithWorkflows {
+  return { _id: user._id, fullName: user.fullName, email: user.email, workflows };
+}
+
+/** A variable block's values after a change: every variable it defines, set or default. */
+export function blockValuesView(block: CatalogBlock, values: VariableValues): SetVariablesResponse {
+  return {
+    blockId: block.id,
+    variables: (block.parameters.variables ?? []).map((v) => ({
+      uuid: v.uuid,
+      name: v.name,
+      value: currentValue(v, values),
+    })),
+  };
+}
+
+/**
+ * The host settings as GET /settings shows them: the event bus's keys only as whether there are
+ * any; the secret that signs error deliveries so the host can verify them.
+ */
+export function hostSettingsView(settings: StoredHostSettings, store: Store, secrets: SecretBox): HostSettings {
+  const { sealedKeys, ...bus } = settings.eventBus;
+  return {
+    errorWebhookUrl: settings.errorWebhookUrl,
+    errorWebhookSecret: errorWebhookSecret(store, secrets),
+    eventBus: { ...bus, hasAccessKeys: sealedKeys !== null },
+    deliveries: {
+      webhook: store.deliveryBacklog('webhook'),
+      eventBus: store.deliveryBacklog('eventBus'),
+    },
   };
 }

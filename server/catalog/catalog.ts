@@ -7,8 +7,8 @@ import type {
   Variable,
   VariableValue,
   VariableValues,
-} from '../../src/api/types.js';
-import { notFound } from '../http.js';
+} from 'forge-embed/client';
+import { NotFoundError } from '../errors.js';
 import { isPlainObject } from '../validate.js';
 
 /**
@@ -85,7 +85,9 @@ export class Catalog {
   active(workflowId: string): CatalogWorkflow {
     const parent = this.byId.get(workflowId);
     if (!parent?.active) {
-      throw notFound(`No parent workflow ${workflowId}. Parent ids are the workflowId of entries in GET /workflow.`);
+      throw new NotFoundError(
+        `No parent workflow ${workflowId}. Parent ids are the workflowId of entries in GET /workflow.`,
+      );
     }
     return parent;
   }

@@ -1,4 +1,4 @@
-import type { VariableValues } from '../../src/api/types.js';
+import type { VariableValues } from 'forge-embed/client';
 import { type CatalogBlock, currentValue } from '../catalog/catalog.js';
 import { isPlainObject } from '../validate.js';
 import { evaluate, evaluateText, type Scope } from './expressions.js';

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { ErrorLogEntry } from '../../src/api/types.js';
+import type { ErrorLogEntry } from 'forge-embed/client';
 import type { SecretBox } from '../secrets.js';
 import type { PendingDelivery, Store } from '../store/store.js';
 import { sendToEventBus } from './event-bus.js';

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { BlockResult, ErrorLogEntry, ExecutionLogEntry, VariableValue } from '../../src/api/types.js';
+import type { BlockResult, ErrorLogEntry, ExecutionLogEntry, VariableValue } from 'forge-embed/client';
 import { type Catalog, type CatalogBlock, type CatalogWorkflow, currentValue } from '../catalog/catalog.js';
 import type { SecretBox } from '../secrets.js';
 import type { ChildRow, Store } from '../store/store.js';

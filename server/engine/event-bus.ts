@@ -1,4 +1,4 @@
-import type { ErrorLogEntry } from '../../src/api/types.js';
+import type { ErrorLogEntry } from 'forge-embed/client';
 import type { AccessKeys, EventBusConfig } from './host-settings.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { VariableValue } from '../../src/api/types.js';
+import type { VariableValue } from 'forge-embed/client';
 import { isPlainObject } from '../validate.js';
 
 /**

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { HostSettings } from '../../src/api/types.js';
-import { badRequest } from '../http.js';
+import { InvalidInputError } from '../errors.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
 import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
@@ -69,19 +68,6 @@ export function errorWebhookSecret(store: Store, secrets: SecretBox): string {
   return secret;
 }
 
-export function hostSettingsView(settings: StoredHostSettings, store: Store, secrets: SecretBox): HostSettings {
-  const { sealedKeys, ...bus } = settings.eventBus;
-  return {
-    errorWebhookUrl: settings.errorWebhookUrl,
-    errorWebhookSecret: errorWebhookSecret(store, secrets),
-    eventBus: { ...bus, hasAccessKeys: sealedKeys !== null },
-    deliveries: {
-      webhook: store.deliveryBacklog('webhook'),
-      eventBus: store.deliveryBacklog('eventBus'),
-    },
-  };
-}
-
 const EXAMPLE =
   '{"errorWebhookUrl": "https://example.com/forge-errors", "eventBus": {"enabled": true, "busName": "default", "region": "eu-west-1", "accessKeyId": "…", "secretAccessKey": "…"}}';
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
@@ -124,7 +110,7 @@ export function applyHostSettingsUpdate(
       ...(next.eventBus.sealedKeys ? [] : ['accessKeyId and secretAccessKey']),
     ];
     if (missing.length > 0) {
-      throw badRequest(`To switch the event bus on, give its ${missing.join(' and ')} too.`, [
+      throw new InvalidInputError(`To switch the event bus on, give its ${missing.join(' and ')} too.`, [
         { path: 'body.eventBus.enabled', message: `Needs ${missing.join(' and ')}.` },
       ]);
     }

@@ -1,17 +1,34 @@
 import { randomBytes } from 'node:crypto';
-import type { Integration, OAuthResultMessage } from '../../src/api/types.js';
-import type { ServiceDeps } from '../app.js';
-import { badRequest, escapeHtml, notFound, rateLimited, sendHtml } from '../http.js';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Integration, OAuthResultMessage } from 'forge-embed/client';
+import { baseOf, type ServiceDeps } from '../app.js';
+import { badRequest, escapeHtml, HTML_HEADERS, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
 import { confirmGrant, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
-import type { Router } from '../router.js';
+import { ConnectedIntegrationSchema, IntegrationParams, RateLimitedResponse } from '../schemas.js';
 import { bodyObject, FieldChecker } from '../validate.js';
 import { API_PREFIX } from '../views.js';
 
 /** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
 export const LOCAL_PROVIDER_PREFIX = '/local-oauth';
 
+type Params = { integration: string };
+type OAuthQuery = { state?: string; code?: string; error?: string; redirect_uri?: string };
+
+const OAuthQuerySchema = Type.Object({
+  state: Type.Optional(Type.String({ description: 'The one-time state of the flow.' })),
+  code: Type.Optional(Type.String()),
+  error: Type.Optional(Type.String()),
+  redirect_uri: Type.Optional(Type.String()),
+});
+const HtmlPage = {
+  description: 'An HTML page for the OAuth popup.',
+  content: { 'text/html': { schema: Type.String() } },
+};
+const Redirect = { description: 'A redirect to the next page of the OAuth flow.', type: 'null' };
+
 export function registerCredentials(
-  router: Router,
+  api: FastifyInstance,
   { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs }: ServiceDeps,
 ): void {
   const limitWrites = (userId: string) =>
@@ -25,220 +42,326 @@ export function registerCredentials(
     return integration;
   };
 
-  router.add('GET', '/credentials', 'user', ({ principal }) => ({
-    body: { data: store.listCredentials((principal as { userId: string }).userId) },
-  }));
-
-  router.add('POST', '/credentials/:integration', 'user', async ({ params, principal, body }) => {
-    const integration = integrationNamed(params.integration!);
-    if (integration.type === 'oauth2') {
-      throw badRequest(
-        `${integration.displayName} connects through OAuth: POST ${API_PREFIX}/credentials/${integration.name}/oauth.`,
-      );
-    }
-    const wanted = integration.requiredParameters ?? [];
-    const example = `{${wanted.map((p) => `"${p.name}": "…"`).join(', ')}}`;
-    const fields = new FieldChecker(bodyObject(await body(), example));
-    const values: Record<string, string> = {};
-    for (const parameter of wanted) values[parameter.name] = fields.string(parameter.name, { max: 2000 });
-    fields.onlyKnown(wanted.map((p) => p.name));
-    fields.done();
-    const userId = (principal as { userId: string }).userId;
-    limitWrites(userId);
-    const connectedAt = store.saveCredential(userId, integration.name, secrets.seal({ kind: 'parameters', values }));
-    return { body: { integration: integration.name, connectedAt } };
-  });
-
-  router.add('POST', '/credentials/:integration/oauth', 'user', ({ params, principal, req, base }) => {
-    const integration = integrationNamed(params.integration!);
-    if (integration.type !== 'oauth2') {
-      throw badRequest(
-        `${integration.displayName} does not use OAuth; POST its required parameters to ${API_PREFIX}/credentials/${integration.name}.`,
-      );
-    }
-    // The callback page posts its result to exactly this origin, so it must be one we serve.
-    const origin = req.headers.origin;
-    if (!origin || !allowedOrigins.includes(origin)) {
-      throw badRequest(
-        `Start OAuth from a page on an allowed origin (FORGE_ALLOWED_ORIGINS); this request came from ${origin ?? 'no origin'}.`,
-      );
-    }
-    const userId = (principal as { userId: string }).userId;
-    rateLimited(limits.hit('oauth', userId), 'This user started too many sign-in windows.');
-    const { state, expiresAt } = store.createOAuthState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
-    return {
-      body: {
-        url: `${base}${API_PREFIX}/oauth/authorize?state=${state}`,
-        expiresAt: new Date(expiresAt).toISOString(),
+  api.get(
+    '/credentials',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Which integrations the token’s user has connected (never the secrets)',
+        tags: ['credentials', 'embed'],
+        response: { 200: Type.Object({ data: Type.Array(ConnectedIntegrationSchema) }) },
       },
-    };
-  });
+    },
+    async (request) => ({ data: await store.listCredentials((request.principal as { userId: string }).userId) }),
+  );
+
+  api.post(
+    '/credentials/:integration',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Store the required parameters of an integration (sealed at rest)',
+        tags: ['credentials', 'embed'],
+        params: IntegrationParams,
+        // The fields are the integration's requiredParameters, which the catalog decides.
+        body: Type.Unknown({
+          description: 'An object of the integration’s requiredParameters names → values (strings).',
+          examples: [{ apiKey: '…' }],
+        }),
+        response: { 200: ConnectedIntegrationSchema, 429: RateLimitedResponse('credential writes by this user') },
+      },
+    },
+    async (request) => {
+      const integration = integrationNamed((request.params as Params).integration);
+      if (integration.type === 'oauth2') {
+        throw badRequest(
+          `${integration.displayName} connects through OAuth: POST ${API_PREFIX}/credentials/${integration.name}/oauth.`,
+        );
+      }
+      const wanted = integration.requiredParameters ?? [];
+      const example = `{${wanted.map((p) => `"${p.name}": "…"`).join(', ')}}`;
+      const fields = new FieldChecker(bodyObject(request.body, example));
+      const values: Record<string, string> = {};
+      for (const parameter of wanted) values[parameter.name] = fields.string(parameter.name, { max: 2000 });
+      fields.onlyKnown(wanted.map((p) => p.name));
+      fields.done();
+      const userId = (request.principal as { userId: string }).userId;
+      limitWrites(userId);
+      const sealed = secrets.seal({ kind: 'parameters', values });
+      const connectedAt = await store.saveCredential(userId, integration.name, sealed);
+      return { integration: integration.name, connectedAt };
+    },
+  );
+
+  api.post(
+    '/credentials/:integration/oauth',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'A one-time, short-lived authorization URL for the OAuth popup',
+        tags: ['credentials', 'embed'],
+        params: IntegrationParams,
+        response: {
+          200: Type.Object({ url: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }),
+          429: RateLimitedResponse('sign-in windows started by this user'),
+        },
+      },
+    },
+    async (request) => {
+      const integration = integrationNamed((request.params as Params).integration);
+      if (integration.type !== 'oauth2') {
+        throw badRequest(
+          `${integration.displayName} does not use OAuth; POST its required parameters to ${API_PREFIX}/credentials/${integration.name}.`,
+        );
+      }
+      // The callback page posts its result to exactly this origin, so it must be one we serve.
+      const origin = request.headers.origin;
+      if (!origin || !allowedOrigins.includes(origin)) {
+        throw badRequest(
+          `Start OAuth from a page on an allowed origin (FORGE_ALLOWED_ORIGINS); this request came from ${origin ?? 'no origin'}.`,
+        );
+      }
+      const userId = (request.principal as { userId: string }).userId;
+      rateLimited(limits.hit('oauth', userId), 'This user started too many sign-in windows.');
+      const { state, expiresAt } = await store.createOAuthState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
+      return {
+        url: `${baseOf(request)}${API_PREFIX}/oauth/authorize?state=${state}`,
+        expiresAt: new Date(expiresAt).toISOString(),
+      };
+    },
+  );
 
   // The element confirms the grant the callback page handed to it (server/oauth-grants.ts).
-  router.add('POST', '/credentials/:integration/oauth/confirm', 'user', async ({ params, principal, body, req }) => {
-    const integration = integrationNamed(params.integration!);
-    const fields = new FieldChecker(bodyObject(await body(), '{"grant": "<the value the sign-in window posted>"}'));
-    const grant = fields.string('grant', { max: 200 });
-    fields.onlyKnown(['grant']);
-    fields.done();
-    const userId = (principal as { userId: string }).userId;
-    limitWrites(userId);
-    const connectedAt = confirmGrant(store, grant, {
-      userId,
-      integration: integration.name,
-      origin: req.headers.origin,
-    });
-    if (!connectedAt) {
-      throw badRequest(
-        `This ${integration.displayName} sign-in could not be confirmed: it was already used, has expired, or was started by another user or page. Choose Connect again.`,
-      );
-    }
-    return { body: { integration: integration.name, connectedAt } };
-  });
+  api.post(
+    '/credentials/:integration/oauth/confirm',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Confirm an OAuth grant: only a confirmed grant becomes the user’s credential',
+        description:
+          'The sign-in window posts a one-time grant value to the page that opened it; that page confirms it here with the same user’s token, from the same origin, within minutes.',
+        tags: ['credentials', 'embed'],
+        params: IntegrationParams,
+        body: Type.Object(
+          { grant: Type.String({ maxLength: 200, description: 'The value the sign-in window posted.' }) },
+          { additionalProperties: false, examples: [{ grant: '<the value the sign-in window posted>' }] },
+        ),
+        response: { 200: ConnectedIntegrationSchema, 429: RateLimitedResponse('credential writes by this user') },
+      },
+    },
+    async (request) => {
+      const integration = integrationNamed((request.params as Params).integration);
+      const { grant } = request.body as { grant: string };
+      const userId = (request.principal as { userId: string }).userId;
+      limitWrites(userId);
+      const connectedAt = await confirmGrant(store, grant, {
+        userId,
+        integration: integration.name,
+        origin: request.headers.origin,
+      });
+      if (!connectedAt) {
+        throw badRequest(
+          `This ${integration.displayName} sign-in could not be confirmed: it was already used, has expired, or was started by another user or page. Choose Connect again.`,
+        );
+      }
+      return { integration: integration.name, connectedAt };
+    },
+  );
 
   // The popup's first stop: a one-time state turns into a redirect to the provider's consent page.
-  router.add('GET', '/oauth/authorize', 'public', ({ query, res, base }) => {
-    const found = openAuthorizeLink(store, query.get('state') ?? '');
-    if (!found) return expiredLink(res);
-    const redirect = new URL(`${base}${LOCAL_PROVIDER_PREFIX}/${found.integration}/authorize`);
-    redirect.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: 'forge-local-service',
-      redirect_uri: `${base}${API_PREFIX}/oauth/callback`,
-      state: query.get('state')!,
-    }).toString();
-    res.writeHead(302, { Location: redirect.toString(), ...REDIRECT_HEADERS });
-    res.end();
-    return undefined;
-  });
+  api.get(
+    '/oauth/authorize',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'The OAuth popup’s first page',
+        tags: ['oauth'],
+        querystring: OAuthQuerySchema,
+        response: { 302: Redirect, 400: HtmlPage },
+      },
+    },
+    async (request, reply) => {
+      const { state = '' } = request.query as OAuthQuery;
+      // The link works once: a second visit (a replay, or an attacker's link opened again) finds nothing.
+      const found = await openAuthorizeLink(store, state);
+      if (!found) return expiredLink(reply);
+      const base = baseOf(request);
+      const redirect = new URL(`${base}${LOCAL_PROVIDER_PREFIX}/${found.integration}/authorize`);
+      redirect.search = new URLSearchParams({
+        response_type: 'code',
+        client_id: 'forge-local-service',
+        redirect_uri: `${base}${API_PREFIX}/oauth/callback`,
+        state,
+      }).toString();
+      return reply.code(302).headers(REDIRECT_HEADERS).header('Location', redirect.toString()).send();
+    },
+  );
 
-  router.add('GET', '/oauth/callback', 'public', ({ query, res }) => {
-    const found = store.takeOAuthState(query.get('state') ?? '');
-    if (!found) return expiredLink(res);
-    const integration = catalog.integrations.get(found.integration);
-    let message: OAuthResultMessage;
-    if (query.get('error')) {
-      message = {
-        type: 'forge-oauth',
-        integration: found.integration,
-        status: 'denied',
-        message: 'Access was denied, so nothing was connected. Close this window; you can choose Connect again.',
-      };
-    } else if (!found.code || query.get('code') !== found.code) {
-      message = {
-        type: 'forge-oauth',
-        integration: found.integration,
-        status: 'error',
-        message:
-          'The sign-in could not be confirmed, so nothing was connected. Close this window and choose Connect again.',
-      };
-    } else {
-      // The local provider stands in for the token exchange. The grant waits for the element
-      // that started the flow; only the opener on its origin learns how to confirm it.
-      const grant = { kind: 'oauth2', accessToken: randomBytes(24).toString('base64url'), scope: 'default' };
-      message = {
-        type: 'forge-oauth',
-        integration: found.integration,
-        status: 'authorized',
-        grant: holdGrant(store, secrets, found, grant, oauthGrantTtlMs),
-      };
-    }
-    const title =
-      message.status === 'authorized'
-        ? `${integration?.displayName ?? found.integration} access allowed`
-        : 'Not connected';
-    // JSON inside a script: escape "<" so no value can close the script element.
-    const json = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
-    sendHtml(
-      res,
-      200,
-      page(
-        title,
-        `<p>${escapeHtml(message.message ?? 'The page that opened this window finishes connecting. You can close this window.')}</p>
+  api.get(
+    '/oauth/callback',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'The OAuth popup’s last page: posts the result to the page that opened it',
+        tags: ['oauth'],
+        querystring: OAuthQuerySchema,
+        response: { 200: HtmlPage, 400: HtmlPage },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as OAuthQuery;
+      const found = await store.takeOAuthState(query.state ?? '');
+      if (!found) return expiredLink(reply);
+      const integration = catalog.integrations.get(found.integration);
+      let message: OAuthResultMessage;
+      if (query.error) {
+        message = {
+          type: 'forge-oauth',
+          integration: found.integration,
+          status: 'denied',
+          message: 'Access was denied, so nothing was connected. Close this window; you can choose Connect again.',
+        };
+      } else if (!found.code || query.code !== found.code) {
+        message = {
+          type: 'forge-oauth',
+          integration: found.integration,
+          status: 'error',
+          message:
+            'The sign-in could not be confirmed, so nothing was connected. Close this window and choose Connect again.',
+        };
+      } else {
+        // The local provider stands in for the token exchange. The grant waits for the element
+        // that started the flow; only the opener on its origin learns how to confirm it.
+        const grant = { kind: 'oauth2', accessToken: randomBytes(24).toString('base64url'), scope: 'default' };
+        message = {
+          type: 'forge-oauth',
+          integration: found.integration,
+          status: 'authorized',
+          grant: await holdGrant(store, secrets, found, grant, oauthGrantTtlMs),
+        };
+      }
+      const title =
+        message.status === 'authorized'
+          ? `${integration?.displayName ?? found.integration} access allowed`
+          : 'Not connected';
+      // JSON inside a script: escape "<" so no value can close the script element.
+      const json = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+      return sendPage(
+        reply,
+        200,
+        page(
+          title,
+          `<p>${escapeHtml(message.message ?? 'The page that opened this window finishes connecting. You can close this window.')}</p>
 <script>
 if (window.opener) window.opener.postMessage(${json(message)}, ${json(found.openerOrigin)});
 window.close();
 </script>`,
-      ),
-    );
-    return undefined;
-  });
-
-  // The local OAuth provider: a consent page for the catalog's OAuth integrations.
-  router.add('GET', `${LOCAL_PROVIDER_PREFIX}/:integration/authorize`, 'public', ({ params, query, res }) => {
-    const integration = catalog.integrations.get(params.integration!);
-    const state = query.get('state') ?? '';
-    if (!integration || !store.getOAuthState(state)) return expiredLink(res);
-    const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${query.toString()}`;
-    sendHtml(
-      res,
-      200,
-      page(
-        `Allow access to your ${integration.displayName} account?`,
-        `<p>The integration will be able to read and send data on your behalf. This consent page is served by the local Forge service, standing in for ${escapeHtml(integration.displayName)}.</p>
-<form method="post" action="${escapeHtml(action)}">
-  <button name="decision" value="allow" class="primary" autofocus>Allow</button>
-  <button name="decision" value="deny">Deny</button>
-</form>`,
-      ),
-    );
-    return undefined;
-  });
-
-  router.add(
-    'POST',
-    `${LOCAL_PROVIDER_PREFIX}/:integration/authorize`,
-    'public',
-    async ({ params, query, req, res, base }) => {
-      const state = query.get('state') ?? '';
-      const redirectUri = query.get('redirect_uri') ?? '';
-      // Like a real provider, redirect only to the registered callback: a code sent anywhere
-      // else would leave the service.
-      if (
-        !catalog.integrations.get(params.integration!) ||
-        !store.getOAuthState(state) ||
-        redirectUri !== `${base}${API_PREFIX}/oauth/callback`
-      ) {
-        return expiredLink(res);
-      }
-      const form = new URLSearchParams(await readForm(req));
-      const target = new URL(redirectUri);
-      if (form.get('decision') === 'allow') {
-        const code = randomBytes(16).toString('base64url');
-        store.setOAuthCode(state, code);
-        target.search = new URLSearchParams({ code, state }).toString();
-      } else {
-        target.search = new URLSearchParams({ error: 'access_denied', state }).toString();
-      }
-      res.writeHead(303, { Location: target.toString(), ...REDIRECT_HEADERS });
-      res.end();
-      return undefined;
+        ),
+      );
     },
   );
 }
 
-async function readForm(req: import('node:http').IncomingMessage): Promise<string> {
-  let text = '';
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    text += chunk.toString('utf8');
-    if (text.length > 10_000) break;
-  }
-  return text;
+/**
+ * The local OAuth provider, beside the API (under LOCAL_PROVIDER_PREFIX): a consent page for
+ * the catalog's OAuth integrations, and the form it posts (the only form body the service reads,
+ * hence its own parser in its own scope).
+ */
+export function registerLocalProvider(app: FastifyInstance, { store, catalog }: ServiceDeps): void {
+  app.register(
+    async (provider) => {
+      provider.addContentTypeParser(
+        'application/x-www-form-urlencoded',
+        { parseAs: 'string', bodyLimit: 10_000 },
+        (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+      );
+
+      provider.get(
+        '/:integration/authorize',
+        {
+          config: { access: 'public' },
+          schema: {
+            summary: 'The local OAuth provider’s consent page',
+            tags: ['oauth'],
+            params: IntegrationParams,
+            querystring: OAuthQuerySchema,
+            response: { 200: HtmlPage, 400: HtmlPage },
+          },
+        },
+        async (request, reply) => {
+          const integration = catalog.integrations.get((request.params as Params).integration);
+          const query = request.query as OAuthQuery & Record<string, string>;
+          if (!integration || !(await store.getOAuthState(query.state ?? ''))) return expiredLink(reply);
+          const search = new URLSearchParams(query).toString();
+          const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${search}`;
+          return sendPage(
+            reply,
+            200,
+            page(
+              `Allow access to your ${integration.displayName} account?`,
+              `<p>The integration will be able to read and send data on your behalf. This consent page is served by the local Forge service, standing in for ${escapeHtml(integration.displayName)}.</p>
+<form method="post" action="${escapeHtml(action)}">
+  <button name="decision" value="allow" class="primary" autofocus>Allow</button>
+  <button name="decision" value="deny">Deny</button>
+</form>`,
+            ),
+          );
+        },
+      );
+
+      provider.post(
+        '/:integration/authorize',
+        {
+          config: { access: 'public' },
+          schema: {
+            summary: 'The consent form’s answer: a redirect to the callback with a code, or with access_denied',
+            tags: ['oauth'],
+            params: IntegrationParams,
+            querystring: OAuthQuerySchema,
+            response: { 303: Redirect, 400: HtmlPage },
+          },
+        },
+        async (request, reply) => {
+          const { state = '', redirect_uri: redirectUri = '' } = request.query as OAuthQuery;
+          // Like a real provider, redirect only to the registered callback: a code sent anywhere
+          // else would leave the service.
+          if (
+            !catalog.integrations.get((request.params as Params).integration) ||
+            !(await store.getOAuthState(state)) ||
+            redirectUri !== `${baseOf(request)}${API_PREFIX}/oauth/callback`
+          ) {
+            return expiredLink(reply);
+          }
+          const form = (request.body ?? {}) as Record<string, unknown>;
+          const target = new URL(redirectUri);
+          if (form.decision === 'allow') {
+            const code = randomBytes(16).toString('base64url');
+            await store.setOAuthCode(state, code);
+            target.search = new URLSearchParams({ code, state }).toString();
+          } else {
+            target.search = new URLSearchParams({ error: 'access_denied', state }).toString();
+          }
+          return reply.code(303).headers(REDIRECT_HEADERS).header('Location', target.toString()).send();
+        },
+      );
+    },
+    { prefix: LOCAL_PROVIDER_PREFIX },
+  );
 }
 
-/** The popup's redirects tell nobody where it came from: the URLs carry the state and the code. */
-const REDIRECT_HEADERS = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
+function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply.code(status).headers(HTML_HEADERS).send(html);
+}
 
-function expiredLink(res: import('node:http').ServerResponse): undefined {
-  sendHtml(
-    res,
+function expiredLink(reply: FastifyReply): FastifyReply {
+  return sendPage(
+    reply,
     400,
     page(
       'This link has expired',
       '<p>This sign-in link was already used or has expired. Close this window and choose Connect again.</p>',
     ),
   );
-  return undefined;
 }
 
 function page(title: string, body: string): string {

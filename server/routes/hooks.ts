@@ -1,7 +1,9 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../engine/engine.js';
 import { badRequest, HttpProblem, notFound, rateLimited } from '../http.js';
 import type { RateLimiter } from '../rate-limit.js';
-import type { Router } from '../router.js';
+import { RateLimitedResponse } from '../schemas.js';
 import { isPlainObject } from '../validate.js';
 
 /**
@@ -10,18 +12,38 @@ import { isPlainObject } from '../validate.js';
  * route is public. The run is synchronous: the answer carries the execution's id and whether
  * it finished; a failed run is still a 200 (the webhook was taken), its error is in the logs.
  */
-export function registerHooks(router: Router, engine: Engine, limits: RateLimiter): void {
-  router.add('POST', '/hooks/:token', 'public', async ({ params, body }) => {
-    const target = engine.webhookTarget(params.token!);
-    if ('refused' in target) throw refusal(target.refused);
-    rateLimited(limits.hit('webhook', target.child.id), 'This workflow’s webhook was called too often.');
-    const payload = (await body()) ?? {};
-    if (!isPlainObject(payload)) {
-      throw badRequest('A webhook body must be a JSON object (or empty); it becomes the output of the trigger block.');
-    }
-    const { execution } = await engine.run(target.child, { kind: 'webhook', body: payload });
-    return { body: { executionId: execution.executionId, finished: execution.finished } };
-  });
+export function registerHooks(api: FastifyInstance, engine: Engine, limits: RateLimiter): void {
+  api.post(
+    '/hooks/:token',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'Start a child workflow from its webhook',
+        description:
+          'The token in the path is the webhook’s only credential: the webhookUrl of GET /workflow/{workflowId} (read with the API key).',
+        tags: ['workflows'],
+        params: Type.Object({ token: Type.String() }),
+        body: Type.Unknown({ description: 'Any JSON object (or nothing); it becomes the trigger block’s output.' }),
+        response: {
+          200: Type.Object({ executionId: Type.String(), finished: Type.Boolean() }),
+          429: RateLimitedResponse('calls of this workflow’s webhook'),
+        },
+      },
+    },
+    async (request) => {
+      const target = await engine.webhookTarget((request.params as { token: string }).token);
+      if ('refused' in target) throw refusal(target.refused);
+      rateLimited(limits.hit('webhook', target.child.id), 'This workflow’s webhook was called too often.');
+      const payload = request.body ?? {};
+      if (!isPlainObject(payload)) {
+        throw badRequest(
+          'A webhook body must be a JSON object (or empty); it becomes the output of the trigger block.',
+        );
+      }
+      const { execution } = await engine.run(target.child, { kind: 'webhook', body: payload });
+      return { executionId: execution.executionId, finished: execution.finished };
+    },
+  );
 }
 
 function refusal(reason: 'unknown' | 'inactive' | 'no-webhook' | 'parent-removed'): HttpProblem {

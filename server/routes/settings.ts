@@ -1,44 +1,87 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
 import type { ServiceDeps } from '../app.js';
 import type { Delivery } from '../engine/delivery.js';
 import { loadEventBridge } from '../engine/event-bus.js';
-import {
-  applyHostSettingsUpdate,
-  hostSettingsView,
-  loadHostSettings,
-  saveHostSettings,
-} from '../engine/host-settings.js';
+import { applyHostSettingsUpdate, loadHostSettings, saveHostSettings } from '../engine/host-settings.js';
 import { HttpProblem } from '../http.js';
-import type { Router } from '../router.js';
+import { HostSettingsSchema } from '../schemas.js';
+import { hostSettingsView } from '../views.js';
+
+const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+/** Fields left out keep their value; `null` clears one. The rules between fields are the domain's (host-settings.ts). */
+const SettingsUpdate = Type.Object(
+  {
+    errorWebhookUrl: Type.Optional(NullableString('An http(s) URL that receives each error log entry.')),
+    eventBus: Type.Optional(
+      Type.Object({
+        enabled: Type.Optional(Type.Boolean()),
+        busName: Type.Optional(NullableString('An EventBridge bus name or ARN.')),
+        region: Type.Optional(NullableString('e.g. eu-west-1')),
+        endpoint: Type.Optional(NullableString('Another EventBridge endpoint (a local stand-in).')),
+        accessKeyId: Type.Optional(NullableString('Stored sealed; never read back.')),
+        secretAccessKey: Type.Optional(NullableString('Stored sealed; never read back.')),
+      }),
+    ),
+  },
+  {
+    description: 'Fields left out keep their value; null clears one.',
+    examples: [
+      {
+        errorWebhookUrl: 'https://example.com/forge-errors',
+        eventBus: { enabled: true, busName: 'default', region: 'eu-west-1', accessKeyId: '…', secretAccessKey: '…' },
+      },
+    ],
+  },
+);
 
 /** The host's settings for failed executions: the error webhook URL and the event bus (API key only). */
 export function registerSettings(
-  router: Router,
+  api: FastifyInstance,
   { store, secrets, allowPrivateWebhooks }: ServiceDeps,
   delivery: Delivery,
 ): void {
-  router.add('GET', '/settings', 'apiKey', () => ({
-    body: hostSettingsView(loadHostSettings(store), store, secrets),
-  }));
+  api.get(
+    '/settings',
+    {
+      config: { access: 'apiKey' },
+      schema: { summary: 'Read the host settings', tags: ['settings'], response: { 200: HostSettingsSchema } },
+    },
+    async () => hostSettingsView(loadHostSettings(store), store, secrets),
+  );
 
-  router.add('PUT', '/settings', 'apiKey', async ({ body }) => {
-    const current = loadHostSettings(store);
-    const { next, switchedOff, retarget } = applyHostSettingsUpdate(current, await body(), secrets, {
-      allowPrivateTargets: allowPrivateWebhooks,
-    });
-    if (next.eventBus.enabled && !current.eventBus.enabled) {
-      try {
-        await loadEventBridge();
-      } catch (error) {
-        throw new HttpProblem(503, 'connector-unavailable', 'Connector unavailable', (error as Error).message);
+  api.put(
+    '/settings',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'Change the host settings',
+        tags: ['settings'],
+        body: SettingsUpdate,
+        response: { 200: HostSettingsSchema },
+      },
+    },
+    async (request) => {
+      const current = loadHostSettings(store);
+      const { next, switchedOff, retarget } = applyHostSettingsUpdate(current, request.body, secrets, {
+        allowPrivateTargets: allowPrivateWebhooks,
+      });
+      if (next.eventBus.enabled && !current.eventBus.enabled) {
+        try {
+          await loadEventBridge();
+        } catch (error) {
+          throw new HttpProblem(503, 'connector-unavailable', 'Connector unavailable', (error as Error).message);
+        }
       }
-    }
-    store.transaction(() => {
-      saveHostSettings(store, next);
-      // A channel switched off takes nothing more, including what was waiting for it.
-      for (const channel of switchedOff) store.dropDeliveries(channel);
-      for (const channel of retarget) store.retryDeliveriesNow(channel);
-    });
-    delivery.kick();
-    return { body: hostSettingsView(next, store, secrets) };
-  });
+      await store.transaction(() => {
+        saveHostSettings(store, next);
+        // A channel switched off takes nothing more, including what was waiting for it.
+        for (const channel of switchedOff) store.dropDeliveries(channel);
+        for (const channel of retarget) store.retryDeliveriesNow(channel);
+      });
+      delivery.kick();
+      return hostSettingsView(next, store, secrets);
+    },
+  );
 }

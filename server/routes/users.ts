@@ -1,92 +1,189 @@
-import type { ServiceDeps } from '../app.js';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { baseOf, type ServiceDeps } from '../app.js';
 import { MAX_TOKEN_TTL_SECONDS } from '../auth.js';
 import { conflict, notFound, rateLimited } from '../http.js';
-import type { Router } from '../router.js';
+import {
+  CreateUserBody,
+  MessageSchema,
+  RateLimitedResponse,
+  SuccessSchema,
+  UpdateUserBody,
+  UserIdParams,
+  UserSchema,
+  UserWithWorkflowsSchema,
+} from '../schemas.js';
 import { uniqueViolation } from '../store/store.js';
-import { bodyObject, FieldChecker, queryInteger } from '../validate.js';
-import { childSummaryView, parentOf } from '../views.js';
+import { childSummaryView, parentOf, userView } from '../views.js';
 
 const noUser = (id: string) => notFound(`No user ${id}. User ids come from POST /user (userId) or GET /user (_id).`);
 
 const emailTaken = (email: string) =>
   conflict(`A user with the e-mail ${email} already exists. E-mails are unique; use another or update that user.`);
 
-export function registerUsers(router: Router, { store, catalog, credentials, limits }: ServiceDeps): void {
+type Params = { userId: string };
+
+export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, limits }: ServiceDeps): void {
   /** Only the API key, or the token of this very user; anyone else's id is simply not there. */
-  const visibleUser = (userId: string, principal: { kind: string; userId?: string }) => {
-    const user = store.getUser(userId);
+  const visibleUser = async (userId: string, principal: { kind: string; userId?: string }) => {
+    const user = await store.getUser(userId);
     if (!user || (principal.kind === 'user' && principal.userId !== userId)) throw noUser(userId);
     return user;
   };
 
-  router.add('POST', '/user', 'apiKey', async ({ body }) => {
-    const fields = new FieldChecker(bodyObject(await body(), '{"name": "Ada Lovelace", "email": "ada@example.com"}'));
-    const name = fields.string('name');
-    const email = fields.email('email');
-    fields.onlyKnown(['name', 'email']);
-    fields.done();
-    try {
-      return { body: { userId: store.createUser(name, email) } };
-    } catch (error) {
-      if (uniqueViolation(error) !== null) throw emailTaken(email);
-      throw error;
-    }
-  });
+  api.post(
+    '/user',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'Create a user',
+        tags: ['users'],
+        body: CreateUserBody,
+        response: { 200: Type.Object({ userId: Type.String() }) },
+      },
+    },
+    async (request) => {
+      const body = request.body as { name: string; email: string };
+      const email = body.email.trim().toLowerCase();
+      try {
+        return { userId: await store.createUser(body.name.trim(), email) };
+      } catch (error) {
+        if (uniqueViolation(error) !== null) throw emailTaken(email);
+        throw error;
+      }
+    },
+  );
 
-  router.add('GET', '/user', 'apiKey', () => ({ body: { data: store.listUsers() } }));
+  api.get(
+    '/user',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'List users',
+        tags: ['users'],
+        response: { 200: Type.Object({ data: Type.Array(UserSchema) }) },
+      },
+    },
+    async () => ({ data: await store.listUsers() }),
+  );
 
-  router.add('GET', '/user/:userId', 'any', ({ params, principal, base }) => {
-    const user = visibleUser(params.userId!, principal);
-    const workflows = store.listChildren(user._id).map((child) =>
-      childSummaryView(
-        child,
-        parentOf(child, (id) => catalog.get(id)),
-        base,
-      ),
-    );
-    return { body: { _id: user._id, fullName: user.fullName, email: user.email, workflows } };
-  });
+  api.get(
+    '/user/:userId',
+    {
+      config: { access: 'any' },
+      schema: {
+        summary: 'Get a user with their child workflows',
+        description: 'With a user token, only that user.',
+        tags: ['users', 'embed'],
+        params: UserIdParams,
+        response: { 200: UserWithWorkflowsSchema },
+      },
+    },
+    async (request) => {
+      const user = await visibleUser((request.params as Params).userId, request.principal);
+      const base = baseOf(request);
+      const workflows = (await store.listChildren(user._id)).map((child) =>
+        childSummaryView(
+          child,
+          parentOf(child, (id) => catalog.get(id)),
+          base,
+        ),
+      );
+      return userView(user, workflows);
+    },
+  );
 
-  router.add('PATCH', '/user/:userId', 'apiKey', async ({ params, body }) => {
-    const user = visibleUser(params.userId!, { kind: 'apiKey' });
-    const fields = new FieldChecker(
-      bodyObject(await body(), '{"email": "ada@example.com", "fullName": "Ada Lovelace"}'),
-    );
-    const email = fields.email('email');
-    const fullName = fields.string('fullName');
-    fields.onlyKnown(['email', 'fullName']);
-    fields.done();
-    try {
-      store.updateUser(user._id, fullName, email);
-    } catch (error) {
-      if (uniqueViolation(error) !== null) throw emailTaken(email);
-      throw error;
-    }
-    return { body: { _id: user._id, fullName, email } };
-  });
+  api.patch(
+    '/user/:userId',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'Update a user',
+        tags: ['users'],
+        params: UserIdParams,
+        body: UpdateUserBody,
+        response: { 200: UserSchema },
+      },
+    },
+    async (request) => {
+      const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
+      const body = request.body as { email: string; fullName: string };
+      const email = body.email.trim().toLowerCase();
+      const fullName = body.fullName.trim();
+      try {
+        await store.updateUser(user._id, fullName, email);
+      } catch (error) {
+        if (uniqueViolation(error) !== null) throw emailTaken(email);
+        throw error;
+      }
+      return { _id: user._id, fullName, email };
+    },
+  );
 
-  router.add('DELETE', '/user/:userId', 'apiKey', ({ params }) => {
-    if (!store.deleteUser(params.userId!)) throw noUser(params.userId!);
-    return { body: { success: true } };
-  });
+  api.delete(
+    '/user/:userId',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'Delete a user and all their workflows',
+        tags: ['users'],
+        params: UserIdParams,
+        response: { 200: SuccessSchema },
+      },
+    },
+    async (request) => {
+      const { userId } = request.params as Params;
+      if (!(await store.deleteUser(userId))) throw noUser(userId);
+      return { success: true };
+    },
+  );
 
-  router.add('GET', '/user/:userId/token', 'apiKey', async ({ params, query }) => {
-    const user = visibleUser(params.userId!, { kind: 'apiKey' });
-    rateLimited(limits.hit('token', user._id), `Too many tokens were asked for user ${user._id}.`);
-    // Extension: a host (or a test) may ask for a shorter life; never longer than 30 minutes.
-    const ttl = queryInteger(query, 'expiresIn', {
-      min: 1,
-      max: MAX_TOKEN_TTL_SECONDS,
-      fallback: MAX_TOKEN_TTL_SECONDS,
-    });
-    return { body: { token: await credentials.signUserToken(user._id, ttl) } };
-  });
+  api.get(
+    '/user/:userId/token',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'Mint a user token',
+        tags: ['users'],
+        params: UserIdParams,
+        // Extension: a host (or a test) may ask for a shorter life; never longer than 30 minutes.
+        querystring: Type.Object({
+          expiresIn: Type.Integer({
+            minimum: 1,
+            maximum: MAX_TOKEN_TTL_SECONDS,
+            default: MAX_TOKEN_TTL_SECONDS,
+            description: 'Seconds the token lives, at most 1800.',
+          }),
+        }),
+        response: {
+          200: Type.Object({ token: Type.String({ description: 'An ES256 JWT.' }) }),
+          429: RateLimitedResponse('tokens for this user'),
+        },
+      },
+    },
+    async (request) => {
+      const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
+      rateLimited(limits.hit('token', user._id), `Too many tokens were asked for user ${user._id}.`);
+      const { expiresIn } = request.query as { expiresIn: number };
+      return { token: await authKeys.signUserToken(user._id, expiresIn) };
+    },
+  );
 
-  router.add('PATCH', '/user/:userId/disableWorkflows', 'apiKey', ({ params }) => {
-    const user = visibleUser(params.userId!, { kind: 'apiKey' });
-    const count = store.deactivateUserChildren(user._id);
-    return {
-      body: { message: `Disabled ${count} active workflow${count === 1 ? '' : 's'} of user ${user._id}.` },
-    };
-  });
+  api.patch(
+    '/user/:userId/disableWorkflows',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'Switch off every workflow of a user',
+        tags: ['users'],
+        params: UserIdParams,
+        response: { 200: MessageSchema },
+      },
+    },
+    async (request) => {
+      const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
+      const count = await store.deactivateUserChildren(user._id);
+      return { message: `Disabled ${count} active workflow${count === 1 ? '' : 's'} of user ${user._id}.` };
+    },
+  );
 }

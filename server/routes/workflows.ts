@@ -1,12 +1,22 @@
-import type { VariableValues } from '../../src/api/types.js';
-import type { ServiceDeps } from '../app.js';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { VariableValues } from 'forge-embed/client';
+import { baseOf, type ServiceDeps } from '../app.js';
 import type { Principal } from '../auth.js';
-import { type CatalogWorkflow, currentValue, needsCredential } from '../catalog/catalog.js';
+import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
 import { badRequest, conflict, HttpProblem, notFound } from '../http.js';
-import type { Router } from '../router.js';
+import {
+  ChildWorkflowSchema,
+  ErrorLogEntrySchema,
+  ExecutionLogEntrySchema,
+  ParentWorkflowSchema,
+  ref,
+  SuccessSchema,
+  WorkflowIdParams,
+} from '../schemas.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
-import { bodyObject, FieldChecker, isPlainObject, queryInteger, queryValue } from '../validate.js';
-import { childView, parentOf, parentView, webhookUrl } from '../views.js';
+import { FieldChecker, isPlainObject } from '../validate.js';
+import { blockValuesView, childView, parentOf, parentView, webhookUrl } from '../views.js';
 
 const MAX_TEXT_VALUE = 10_000;
 
@@ -67,13 +77,24 @@ function numberOrText(text: string): string | number {
   return DECIMAL.test(text) && Number.isFinite(Number(text)) ? Number(text) : text;
 }
 
-export function registerWorkflows(router: Router, { store, catalog }: ServiceDeps): void {
+type Params = { workflowId: string };
+
+/** Which names and value types a block takes is the catalog's to say (checkBlockValues), not a fixed schema's. */
+const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
+  description:
+    'Variable name → value (a string or a number), as the block defines them; for a variable whose default is a number, a numeric string is stored as a number.',
+});
+
+export function registerWorkflows(api: FastifyInstance, { store, catalog }: ServiceDeps): void {
   /**
    * The child workflow a caller names. Another user's child answers exactly as a missing one,
    * so a token never learns that someone else's workflow exists.
    */
-  const childFor = (workflowId: string, principal: Principal): { child: ChildRow; parent: CatalogWorkflow } => {
-    const child = store.getChild(workflowId);
+  const childFor = async (
+    workflowId: string,
+    principal: Principal,
+  ): Promise<{ child: ChildRow; parent: CatalogWorkflow }> => {
+    const child = await store.getChild(workflowId);
     if (child && (principal.kind === 'apiKey' || child.userId === principal.userId)) {
       return { child, parent: parentOf(child, (id) => catalog.get(id)) };
     }
@@ -88,145 +109,268 @@ export function registerWorkflows(router: Router, { store, catalog }: ServiceDep
     );
   };
 
-  router.add('GET', '/workflow', 'any', ({ query, base }) => {
-    const integration = query.get('integration') ?? undefined;
-    return { body: { data: catalog.list(integration || undefined).map((w) => parentView(w, base)) } };
-  });
+  api.get(
+    '/workflow',
+    {
+      config: { access: 'any' },
+      schema: {
+        summary: 'List parent workflows',
+        tags: ['workflows', 'embed'],
+        querystring: Type.Object({
+          integration: Type.Optional(Type.String({ description: 'Only workflows that use this integration.' })),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(ref(ParentWorkflowSchema)) }) },
+      },
+    },
+    async (request) => {
+      const { integration } = request.query as { integration?: string };
+      const base = baseOf(request);
+      return { data: catalog.list(integration).map((w) => parentView(w, base)) };
+    },
+  );
 
-  router.add('GET', '/workflow/:workflowId', 'any', ({ params, principal, base }) => {
-    const { child, parent } = childFor(params.workflowId!, principal);
-    return { body: childView(child, parent, base, { withWebhookUrl: principal.kind === 'apiKey' }) };
-  });
+  api.get(
+    '/workflow/:workflowId',
+    {
+      config: { access: 'any' },
+      schema: {
+        summary: 'Get a child workflow with its current values',
+        description: 'The webhookUrl is in the answer only for the API key: it is the webhook’s only credential.',
+        tags: ['workflows', 'embed'],
+        params: WorkflowIdParams,
+        response: { 200: ref(ChildWorkflowSchema) },
+      },
+    },
+    async (request) => {
+      const { child, parent } = await childFor((request.params as Params).workflowId, request.principal);
+      return childView(child, parent, baseOf(request), { withWebhookUrl: request.principal.kind === 'apiKey' });
+    },
+  );
 
   // A leaked webhook URL is replaced by a new one; the old one stops working at once.
-  router.add('POST', '/workflow/:workflowId/rotateWebhook', 'apiKey', ({ params, principal, base }) => {
-    const { child, parent } = childFor(params.workflowId!, principal);
-    if (!parent.blocks.some((b) => b.type === 'webhook')) {
-      throw badRequest(`Workflow ${child.id} starts on a schedule; it has no webhook URL to rotate.`);
-    }
-    return { body: { webhookUrl: webhookUrl(store.rotateWebhookToken(child.id), base) } };
-  });
-
-  router.add('DELETE', '/workflow/:workflowId', 'any', ({ params, principal }) => {
-    const { child } = childFor(params.workflowId!, principal);
-    store.deleteChild(child.id);
-    return { body: { success: true } };
-  });
-
-  router.add('POST', '/workflow/:workflowId/install', 'user', async ({ params, principal, body }) => {
-    const userId = (principal as { userId: string }).userId;
-    const parent = catalog.active(params.workflowId!);
-    const existing = store.findChild(userId, parent.workflowId);
-    if (existing) {
-      throw conflict(
-        `This user already has workflow ${parent.workflowId} installed as ${existing.id}; edit that one.`,
-        {
-          workflowId: existing.id,
-        },
-      );
-    }
-    const raw = (await body()) ?? {};
-    const request = bodyObject(raw, '{"variables": {"<blockId>": {"<name>": "value"}}}');
-    const fields = new FieldChecker(request);
-    fields.onlyKnown(['variables']);
-    const variables: Record<string, VariableValues> = {};
-    if (request.variables !== undefined) {
-      if (!isPlainObject(request.variables)) fields.add('body.variables', 'Must be an object of block id → values.');
-      else {
-        for (const [blockId, values] of Object.entries(request.variables)) {
-          variables[blockId] = checkBlockValues(parent, blockId, values, `body.variables.${blockId}`, fields);
-        }
+  api.post(
+    '/workflow/:workflowId/rotateWebhook',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'Replace a child workflow’s webhook URL',
+        description: 'The old URL stops working at once. Only for workflows that start on a webhook.',
+        tags: ['workflows'],
+        params: WorkflowIdParams,
+        response: { 200: Type.Object({ webhookUrl: Type.String({ description: 'The new webhook URL.' }) }) },
+      },
+    },
+    async (request) => {
+      const { child, parent } = await childFor((request.params as Params).workflowId, request.principal);
+      if (!parent.blocks.some((b) => b.type === 'webhook')) {
+        throw badRequest(`Workflow ${child.id} starts on a schedule; it has no webhook URL to rotate.`);
       }
-    }
-    fields.done();
-    const connected = new Set(store.listCredentials(userId).map((c) => c.integration));
-    const missing = parent.integrations.filter((i) => needsCredential(i) && !connected.has(i.name));
-    if (missing.length > 0) {
-      throw new HttpProblem(
-        400,
-        'integration-not-connected',
-        'Integration not connected',
-        `Connect ${missing.map((i) => i.displayName).join(' and ')} before enabling this workflow.`,
-        missing.map((i) => ({ path: `integrations.${i.name}`, message: `${i.displayName} is not connected.` })),
-      );
-    }
-    let child: ChildRow;
-    try {
-      child = store.createChild(userId, parent.workflowId, variables);
-    } catch (error) {
-      // Two installs at once (a double click): the second finds the first's row.
-      if (uniqueViolation(error) === null) throw error;
-      const winner = store.findChild(userId, parent.workflowId)!;
-      throw conflict(`This workflow is already installed as ${winner.id}.`, { workflowId: winner.id });
-    }
-    return { status: 201, body: { workflowId: child.id, active: true } };
-  });
+      return { webhookUrl: webhookUrl(await store.rotateWebhookToken(child.id), baseOf(request)) };
+    },
+  );
+
+  api.delete(
+    '/workflow/:workflowId',
+    {
+      config: { access: 'any' },
+      schema: {
+        summary: 'Uninstall a child workflow',
+        tags: ['workflows', 'embed'],
+        params: WorkflowIdParams,
+        response: { 200: SuccessSchema },
+      },
+    },
+    async (request) => {
+      const { child } = await childFor((request.params as Params).workflowId, request.principal);
+      await store.deleteChild(child.id);
+      return { success: true };
+    },
+  );
+
+  api.post(
+    '/workflow/:workflowId/install',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Install a parent workflow for the token’s user',
+        tags: ['workflows', 'embed'],
+        params: Type.Object({ workflowId: Type.String({ description: 'A parent workflow id (from GET /workflow).' }) }),
+        body: Type.Object(
+          {
+            variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Block id → values.' })),
+          },
+          { additionalProperties: false, examples: [{ variables: { '<blockId>': { '<name>': 'value' } } }] },
+        ),
+        response: { 201: Type.Object({ workflowId: Type.String(), active: Type.Literal(true) }) },
+      },
+      // The body is optional: installing with the parent's defaults sends none.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request, reply) => {
+      const userId = (request.principal as { userId: string }).userId;
+      const parent = catalog.active((request.params as Params).workflowId);
+      const existing = await store.findChild(userId, parent.workflowId);
+      if (existing) {
+        throw conflict(
+          `This user already has workflow ${parent.workflowId} installed as ${existing.id}; edit that one.`,
+          { workflowId: existing.id },
+        );
+      }
+      const request_ = request.body as { variables?: Record<string, unknown> };
+      const fields = new FieldChecker(request_);
+      const variables: Record<string, VariableValues> = {};
+      for (const [blockId, values] of Object.entries(request_.variables ?? {})) {
+        variables[blockId] = checkBlockValues(parent, blockId, values, `body.variables.${blockId}`, fields);
+      }
+      fields.done();
+      const connected = new Set((await store.listCredentials(userId)).map((c) => c.integration));
+      const missing = parent.integrations.filter((i) => needsCredential(i) && !connected.has(i.name));
+      if (missing.length > 0) {
+        throw new HttpProblem(
+          400,
+          'integration-not-connected',
+          'Integration not connected',
+          `Connect ${missing.map((i) => i.displayName).join(' and ')} before enabling this workflow.`,
+          missing.map((i) => ({ path: `integrations.${i.name}`, message: `${i.displayName} is not connected.` })),
+        );
+      }
+      let child: ChildRow;
+      try {
+        child = await store.createChild(userId, parent.workflowId, variables);
+      } catch (error) {
+        // Two installs at once (a double click): the second finds the first's row.
+        if (uniqueViolation(error) === null) throw error;
+        const winner = (await store.findChild(userId, parent.workflowId))!;
+        throw conflict(`This workflow is already installed as ${winner.id}.`, { workflowId: winner.id });
+      }
+      return reply.code(201).send({ workflowId: child.id, active: true });
+    },
+  );
 
   for (const [action, active] of [
     ['activate', true],
     ['deactivate', false],
   ] as const) {
-    router.add('PUT', `/workflow/:workflowId/${action}`, 'any', ({ params, principal }) => {
-      const { child } = childFor(params.workflowId!, principal);
-      store.setChildActive(child.id, active);
-      return { body: { activated: active } };
-    });
+    api.put(
+      `/workflow/:workflowId/${action}`,
+      {
+        config: { access: 'any' },
+        schema: {
+          summary: active ? 'Switch a child workflow on' : 'Switch a child workflow off',
+          tags: ['workflows', 'embed'],
+          params: WorkflowIdParams,
+          response: { 200: Type.Object({ activated: Type.Boolean() }) },
+        },
+      },
+      async (request) => {
+        const { child } = await childFor((request.params as Params).workflowId, request.principal);
+        await store.setChildActive(child.id, active);
+        return { activated: active };
+      },
+    );
   }
 
-  router.add('PATCH', '/workflow/:workflowId/variables/:blockId', 'any', async ({ params, principal, body }) => {
-    const { child, parent } = childFor(params.workflowId!, principal);
-    const blockId = params.blockId!;
-    const block = parent.blocks.find((b) => b.id === blockId && b.type === 'variables');
-    if (!block) {
-      throw notFound(
-        `No variable block ${blockId} in this workflow. Variable block ids are the id of blocks of type "variables" in GET /workflow.`,
-      );
-    }
-    const values = bodyObject(await body(), '{"<variable name>": "value"}');
-    if (Object.keys(values).length === 0) {
-      throw badRequest(
-        `Name at least one variable to set; this block defines ${block.parameters.variables?.map((v) => v.name).join(', ')}.`,
-      );
-    }
-    const fields = new FieldChecker(values);
-    const checked = checkBlockValues(parent, blockId, values, 'body', fields);
-    fields.done();
-    // Read, merge and write in one transaction, so concurrent saves of different blocks both stay.
-    const merged = store.transaction(() => {
-      const current = store.getChild(child.id)!.variables;
-      const next = { ...current, [blockId]: { ...current[blockId], ...checked } };
-      store.setChildVariables(child.id, next);
-      return next[blockId]!;
-    });
-    return {
-      body: {
-        blockId,
-        variables: (block.parameters.variables ?? []).map((v) => ({
-          uuid: v.uuid,
-          name: v.name,
-          value: currentValue(v, merged),
-        })),
+  api.patch(
+    '/workflow/:workflowId/variables/:blockId',
+    {
+      config: { access: 'any' },
+      schema: {
+        summary: 'Set variable values of a block',
+        tags: ['workflows', 'embed'],
+        params: Type.Object({
+          workflowId: WorkflowIdParams.properties.workflowId,
+          blockId: Type.String({ description: 'The id of a block of type "variables".' }),
+        }),
+        body: { ...VariablesOfBlock, examples: [{ '<variable name>': 'value' }] },
+        response: {
+          200: Type.Object({
+            blockId: Type.String(),
+            variables: Type.Array(
+              Type.Object({
+                uuid: Type.String(),
+                name: Type.String(),
+                value: Type.Union([Type.String(), Type.Number()]),
+              }),
+            ),
+          }),
+        },
       },
-    };
-  });
+    },
+    async (request) => {
+      const { workflowId, blockId } = request.params as Params & { blockId: string };
+      const { child, parent } = await childFor(workflowId, request.principal);
+      const block = parent.blocks.find((b) => b.id === blockId && b.type === 'variables');
+      if (!block) {
+        throw notFound(
+          `No variable block ${blockId} in this workflow. Variable block ids are the id of blocks of type "variables" in GET /workflow.`,
+        );
+      }
+      const values = request.body as Record<string, unknown>;
+      if (Object.keys(values).length === 0) {
+        throw badRequest(
+          `Name at least one variable to set; this block defines ${block.parameters.variables?.map((v) => v.name).join(', ')}.`,
+        );
+      }
+      const fields = new FieldChecker(values);
+      const checked = checkBlockValues(parent, blockId, values, 'body', fields);
+      fields.done();
+      // Read, merge and write in one transaction, so concurrent saves of different blocks both stay.
+      const merged = await store.transaction(() => {
+        const current = store.getChild(child.id)!.variables;
+        const next = { ...current, [blockId]: { ...current[blockId], ...checked } };
+        store.setChildVariables(child.id, next);
+        return next[blockId]!;
+      });
+      return blockValuesView(block, merged);
+    },
+  );
 
-  router.add('GET', '/workflow/:workflowId/logs', 'any', ({ params, principal, query }) => {
-    const { child } = childFor(params.workflowId!, principal);
-    const page = queryInteger(query, 'page', { min: 1, max: Number.POSITIVE_INFINITY, fallback: 1 });
-    const limit = queryInteger(query, 'limit', { min: 1, max: 30, fallback: 10 });
-    const order = queryValue(query, 'order') ?? 'desc';
-    if (order !== 'asc' && order !== 'desc') {
-      throw badRequest(`order must be "asc" or "desc"; got "${order}".`, [
-        { path: 'query.order', message: 'Must be "asc" or "desc".' },
-      ]);
-    }
-    // A page past any row there could be is empty; SQLite's OFFSET refuses what is no 64-bit integer.
-    const beyondEnd = !Number.isSafeInteger((page - 1) * limit);
-    return { body: { data: beyondEnd ? [] : store.listExecutions(child.id, page, limit, order) } };
-  });
+  api.get(
+    '/workflow/:workflowId/logs',
+    {
+      config: { access: 'any' },
+      schema: {
+        summary: 'Read execution logs',
+        tags: ['workflows', 'embed'],
+        params: WorkflowIdParams,
+        querystring: Type.Object({
+          page: Type.Integer({ minimum: 1, default: 1, description: '1-based.' }),
+          limit: Type.Integer({ minimum: 1, maximum: 30, default: 10 }),
+          order: Type.Unsafe<'asc' | 'desc'>({
+            type: 'string',
+            enum: ['asc', 'desc'],
+            default: 'desc',
+            description: 'Must be "asc" or "desc".',
+          }),
+        }),
+        response: { 200: Type.Object({ data: Type.Array(ExecutionLogEntrySchema) }) },
+      },
+    },
+    async (request) => {
+      const { child } = await childFor((request.params as Params).workflowId, request.principal);
+      const { page, limit, order } = request.query as { page: number; limit: number; order: 'asc' | 'desc' };
+      // A page past any row there could be is empty; SQLite's OFFSET refuses what is no 64-bit integer.
+      const beyondEnd = !Number.isSafeInteger((page - 1) * limit);
+      return { data: beyondEnd ? [] : await store.listExecutions(child.id, page, limit, order) };
+    },
+  );
 
-  router.add('GET', '/workflow/:workflowId/errors', 'any', ({ params, principal }) => {
-    const { child } = childFor(params.workflowId!, principal);
-    return { body: { errors: store.listErrors(child.id) } };
-  });
+  api.get(
+    '/workflow/:workflowId/errors',
+    {
+      config: { access: 'any' },
+      schema: {
+        summary: 'Read error logs',
+        tags: ['workflows', 'embed'],
+        params: WorkflowIdParams,
+        response: { 200: Type.Object({ errors: Type.Array(ErrorLogEntrySchema) }) },
+      },
+    },
+    async (request) => {
+      const { child } = await childFor((request.params as Params).workflowId, request.principal);
+      return { errors: await store.listErrors(child.id) };
+    },
+  );
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
-import type { ErrorLogEntry, ExecutionLogEntry, User, VariableValues } from '../../src/api/types.js';
+import type { ErrorLogEntry, ExecutionLogEntry, User, VariableValues } from 'forge-embed/client';
 import { migrate } from './schema.js';
 
 /** Ids in the style of the records the service interface shows (`_id`, `__v`): 24 hex digits. */
@@ -129,6 +129,11 @@ export class Store {
 
   close(): void {
     this.db.close();
+  }
+
+  /** Throws when the database cannot answer a query (for the readiness probe). */
+  ping(): void {
+    this.db.prepare('SELECT 1').get();
   }
 
   transaction<T>(work: () => T): T {

@@ -161,7 +161,7 @@ describe('createTokenHandler', () => {
     t.after(() => new Promise((resolve) => upstream.close(resolve)));
     const logged: string[] = [];
     const handler = createTokenHandler({
-      apiKey: service.apiKey,
+      apiKey: service.apiKey!,
       serviceUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
       getUserId: () => userId,
       onError: (message) => logged.push(message),

@@ -23,7 +23,7 @@ let forge: TestService;
 let routes: Route[];
 before(async () => {
   forge = await TestService.start();
-  routes = forge.service.router.table as Route[];
+  routes = forge.service.routes as Route[];
 });
 after(() => forge.close());
 

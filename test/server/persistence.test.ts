@@ -77,7 +77,7 @@ describe('forge-service, the command', () => {
     db: string,
     apiKey: string,
   ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--port', '0', '--db', db], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', '--port', '0', '--db', db], {
       cwd: PACKAGE_ROOT,
       env: { ...process.env, FORGE_API_KEY: apiKey, FORGE_ALLOWED_ORIGINS: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -52,7 +52,7 @@ before(async () => {
   forge = await TestService.start({
     rateLimits: { token: false, credentials: false, oauth: false, webhook: false },
   });
-  routes = forge.service.router.table as Route[];
+  routes = forge.service.routes as Route[];
   const created = await forge.newUser();
   user = { ...created, childId: await forge.install(created.userId, created.token, webhookParent) };
 });
@@ -312,6 +312,7 @@ const SPECS: Record<string, Spec> = {
     ),
   },
   'GET /.well-known/jwks.json': { valid: fc.constant(now({ params: {} })) },
+  'GET /openapi.json': { valid: fc.constant(now({ params: {} })) },
   'GET /icons/:file': {
     valid: fc.constantFrom('slack.svg', 'stripe.svg').map((file) => now({ params: { file } })),
     invalid: text(30).map((file) => ({ params: { file: `${file}.exe` } })),

@@ -26,7 +26,7 @@ let b: { userId: string; token: string; childId: string };
 
 before(async () => {
   forge = await TestService.start();
-  routes = forge.service.router.table as Route[];
+  routes = forge.service.routes as Route[];
   a = await forge.userWithChild();
   b = await forge.userWithChild();
   forge.seedExecution(b.childId, new Date());
@@ -137,6 +137,7 @@ describe('the route table', () => {
       'GET /local-oauth/:integration/authorize', // the OAuth popup's pages
       'GET /oauth/authorize',
       'GET /oauth/callback',
+      'GET /openapi.json', // the service's own description, the same for every caller
       'POST /hooks/:token', // webhook senders; the unguessable token is the credential
       'POST /local-oauth/:integration/authorize',
     ]);

@@ -15,6 +15,7 @@ import { type RunningService, type ServiceOptions, startService } from '../../se
 import { TOKEN_AUDIENCE, TOKEN_ISSUER } from '../../server/auth.js';
 import { DEMO_CATALOG } from '../../server/paths.js';
 import type { ExecutionLogEntry, Integration, Variable } from '../../src/api/types.js';
+import { OpenApiCheck } from './openapi-check.js';
 
 export const API = '/forge/2021-12';
 
@@ -109,6 +110,8 @@ export class TestService {
 
   private constructor(
     readonly service: RunningService,
+    /** Every answer `request` sees is checked against the service's OpenAPI document. */
+    readonly openApi: OpenApiCheck,
     private readonly knownApiKey?: string,
   ) {}
 
@@ -117,17 +120,15 @@ export class TestService {
    * service keeps only its hash, so it cannot tell it again).
    */
   static async start(options: ServiceOptions = {}, knownApiKey?: string): Promise<TestService> {
-    return new TestService(
-      await startService({
-        port: 0,
-        db: ':memory:',
-        allowedOrigins: [APP_ORIGIN, ADMIN_ORIGIN],
-        // Tests run workflows themselves; a minute timer would only add noise.
-        scheduler: false,
-        ...options,
-      }),
-      knownApiKey,
-    );
+    const service = await startService({
+      port: 0,
+      db: ':memory:',
+      allowedOrigins: [APP_ORIGIN, ADMIN_ORIGIN],
+      // Tests run workflows themselves; a minute timer would only add noise.
+      scheduler: false,
+      ...options,
+    });
+    return new TestService(service, await OpenApiCheck.load(service.url), knownApiKey);
   }
 
   get url(): string {
@@ -161,12 +162,14 @@ export class TestService {
     const response = await fetch(url, { method, headers, body, redirect: 'manual' });
     const text = await response.text();
     const type = response.headers.get('content-type') ?? '';
-    return {
+    const answer = {
       status: response.status,
       headers: response.headers,
       body: /json/.test(type) && text ? JSON.parse(text) : undefined,
       text,
     };
+    if (url.startsWith(this.url)) this.openApi.verify(method, url, answer.status, type, answer.body);
+    return answer;
   }
 
   /** A call from the host's backend, with the API key. */

@@ -1,0 +1,232 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+
+/**
+ * The shapes of the service interface, once: every route's request and response schemas are
+ * made of these. Fastify validates requests and serializes responses with them, and the OpenAPI
+ * document (GET /forge/2021-12/openapi.json, docs/openapi.json) is generated from them, so the
+ * description and the service cannot drift. The TypeScript side of the same shapes is
+ * `forge-embed/client` (src/api/types.ts), which the elements and the client use.
+ */
+
+/** A shared schema: registered once with `app.addSchema`, referred to by `$ref` everywhere else. */
+const shared = <T extends TSchema>(id: string, schema: T) => ({ ...schema, $id: id }) as T & { $id: string };
+export const ref = (schema: { $id: string }) => Type.Unsafe({ $ref: `${schema.$id}#` });
+
+const Id = (description: string) => Type.String({ description });
+const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC, millisecond precision.' });
+
+export const FieldErrorSchema = shared(
+  'FieldError',
+  Type.Object({
+    path: Type.String({ description: 'Where the problem is, e.g. `body.email` or `query.limit`.' }),
+    message: Type.String(),
+  }),
+);
+
+export const ProblemSchema = shared(
+  'Problem',
+  Type.Object(
+    {
+      type: Type.String({ description: 'A URL naming the kind of problem.' }),
+      title: Type.String(),
+      status: Type.Integer(),
+      detail: Type.String({ description: 'What happened and what to change.' }),
+      errors: Type.Optional(Type.Array(ref(FieldErrorSchema))),
+      workflowId: Type.Optional(Type.String({ description: 'On a 409 of install: the child workflow that exists.' })),
+    },
+    { description: 'An RFC 9457 problem document (`application/problem+json`).' },
+  ),
+);
+
+const RequiredParameter = Type.Object({ name: Type.String(), displayName: Type.String(), description: Type.String() });
+
+export const IntegrationSchema = shared(
+  'Integration',
+  Type.Object({
+    name: Type.String({ description: 'The value of the `integration` filter.' }),
+    displayName: Type.String(),
+    icon: Type.String({ description: 'URL of an image.' }),
+    type: Type.String({ description: 'Authentication kind, e.g. `oauth2` or `apiKey`.' }),
+    requiredParameters: Type.Optional(Type.Array(RequiredParameter)),
+  }),
+);
+
+const VariableValue = Type.Union([Type.String(), Type.Number()]);
+
+export const BlockSchema = shared(
+  'Block',
+  Type.Object({
+    name: Type.String(),
+    id: Type.String({ description: 'uuid4; the same in the parent and its children.' }),
+    type: Type.String(),
+    parameters: Type.Object(
+      {
+        variables: Type.Optional(
+          Type.Array(
+            Type.Object({
+              uuid: Type.String(),
+              name: Type.String(),
+              value: VariableValue,
+              description: Type.Optional(Type.String()),
+            }),
+          ),
+        ),
+      },
+      { additionalProperties: true, description: 'Depends on the block type.' },
+    ),
+  }),
+);
+
+export const ParentWorkflowSchema = shared(
+  'ParentWorkflow',
+  Type.Object({
+    workflowId: Type.String(),
+    name: Type.String(),
+    description: Type.Optional(Type.String()),
+    integrations: Type.Array(ref(IntegrationSchema)),
+    blocks: Type.Array(ref(BlockSchema)),
+  }),
+);
+
+export const ChildWorkflowSchema = shared(
+  'ChildWorkflow',
+  Type.Object({
+    _id: Type.String(),
+    parentId: Type.String(),
+    userId: Type.String(),
+    name: Type.String(),
+    description: Type.Optional(Type.String()),
+    active: Type.Boolean(),
+    integrations: Type.Array(ref(IntegrationSchema)),
+    blocks: Type.Array(ref(BlockSchema), { description: 'Variable blocks carry this child’s current values.' }),
+    webhookUrl: Type.Optional(
+      Type.String({ description: 'Only with the API key, for workflows that start on a webhook.' }),
+    ),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  }),
+);
+
+const ChildWorkflowSummary = Type.Object({
+  _id: Type.String(),
+  parentId: Type.String(),
+  name: Type.String(),
+  active: Type.Boolean(),
+  blocks: Type.Array(Type.Object({ icon: Type.String(), displayName: Type.String(), name: Type.String() })),
+});
+
+export const UserSchema = Type.Object({ _id: Type.String(), email: Type.String(), fullName: Type.String() });
+export const UserWithWorkflowsSchema = Type.Object({
+  _id: Type.String(),
+  email: Type.String(),
+  fullName: Type.String(),
+  workflows: Type.Array(ChildWorkflowSummary),
+});
+
+const BlockResult = Type.Object({
+  blockId: Type.String(),
+  startedAt: Timestamp,
+  stoppedAt: Timestamp,
+  data: Type.Array(
+    Type.Array(Type.Object({ json: Type.Object({}, { additionalProperties: true }), id: Type.String() })),
+  ),
+});
+
+export const ExecutionLogEntrySchema = Type.Object({
+  executionId: Type.String(),
+  startedAt: Timestamp,
+  stoppedAt: Timestamp,
+  finished: Type.Boolean(),
+  results: Type.Array(BlockResult),
+});
+
+export const ErrorLogEntrySchema = Type.Object({
+  _id: Type.String(),
+  workflowId: Type.String(),
+  executionId: Type.String(),
+  blockId: Type.String(),
+  blockType: Type.String(),
+  error: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  __v: Type.Number(),
+});
+
+export const ConnectedIntegrationSchema = Type.Object({ integration: Type.String(), connectedAt: Timestamp });
+
+export const SetupSchema = Type.Object({
+  workflows: Type.Array(ref(ParentWorkflowSchema)),
+  installed: Type.Array(ref(ChildWorkflowSchema)),
+  credentials: Type.Array(ConnectedIntegrationSchema),
+});
+
+const Backlog = Type.Object({ pending: Type.Integer(), lastError: Type.Union([Type.String(), Type.Null()]) });
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+export const HostSettingsSchema = Type.Object({
+  errorWebhookUrl: NullableString,
+  errorWebhookSecret: Type.String({
+    description:
+      'Signs each error delivery (the Forge-Signature header), so the host can verify it came from the service.',
+  }),
+  eventBus: Type.Object({
+    enabled: Type.Boolean(),
+    busName: NullableString,
+    region: NullableString,
+    endpoint: NullableString,
+    hasAccessKeys: Type.Boolean(),
+  }),
+  deliveries: Type.Object({ webhook: Backlog, eventBus: Backlog }),
+});
+
+/**
+ * The 429 of an operation with a rate limit (see --rate-limits): a problem document, with
+ * `Retry-After` saying in how many seconds to try again.
+ */
+export const RateLimitedResponse = (what: string) => ({
+  description: `Too many ${what} in the current window: a problem document; the Retry-After header says in how many seconds to try again.`,
+  headers: {
+    'Retry-After': { type: 'integer', minimum: 1, description: 'Seconds until the limit opens again.' },
+  },
+  content: { 'application/problem+json': { schema: ref(ProblemSchema) } },
+});
+
+/** Every shared schema, for `app.addSchema` (and the OpenAPI document's components). */
+export const SHARED_SCHEMAS = [
+  FieldErrorSchema,
+  ProblemSchema,
+  IntegrationSchema,
+  BlockSchema,
+  ParentWorkflowSchema,
+  ChildWorkflowSchema,
+];
+
+// Path and query parts ---------------------------------------------------------------------
+
+export const WorkflowIdParams = Type.Object({
+  workflowId: Id('A child workflow id (the `_id` of an entry in GET /user/:userId workflows).'),
+});
+export const UserIdParams = Type.Object({ userId: Id('A user id (from POST /user or GET /user).') });
+export const IntegrationParams = Type.Object({ integration: Id('An integration name, e.g. `slack`.') });
+
+/** Strings the elements' users type are text, not whitespace; the handler trims them. */
+const Text = (max: number, description?: string) =>
+  Type.String({ maxLength: max, pattern: '\\S', ...(description ? { description } : {}) });
+const Email = Type.String({
+  maxLength: 254,
+  pattern: '^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$',
+  description: 'Must be an e-mail address such as ada@example.com.',
+});
+
+export const CreateUserBody = Type.Object(
+  { name: Text(200, 'Must not be empty.'), email: Email },
+  { additionalProperties: false, examples: [{ name: 'Ada Lovelace', email: 'ada@example.com' }] },
+);
+export const UpdateUserBody = Type.Object(
+  { email: Email, fullName: Text(200, 'Must not be empty.') },
+  { additionalProperties: false, examples: [{ email: 'ada@example.com', fullName: 'Ada Lovelace' }] },
+);
+
+/** The seed's `{message}` and `{success}` answers. */
+export const MessageSchema = Type.Object({ message: Type.String() });
+export const SuccessSchema = Type.Object({ success: Type.Boolean() });
