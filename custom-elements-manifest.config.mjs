@@ -5,8 +5,8 @@
 export default {
   // The elements, their base classes and their registrations; helpers are not public API.
   globs: [
-    'src/forge-element.ts',
-    'src/config-modal/modal-dialog.ts',
+    'src/internal/forge-element.ts',
+    'src/internal/dialog.ts',
     'src/{config-modal,workflow-list}/{config-modal,workflow-list,define}.ts',
   ],
   outdir: '.',

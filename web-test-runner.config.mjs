@@ -68,7 +68,7 @@ const forgeCommands = {
       case 'api':
         return api(args.path, { method: args.method ?? 'GET', body: args.body && JSON.stringify(args.body) });
       case 'fault':
-        faults.push({ engine, method: args.method, path: new RegExp(args.path), kind: args.kind });
+        faults.push({ engine, method: args.method, path: new RegExp(args.path), kind: args.kind, body: args.body });
         return true;
       case 'clearFaults':
         faults = faults.filter((f) => f.engine !== engine);
@@ -173,6 +173,12 @@ async function testHost(ctx, next) {
         return;
       }
       ctx.status = Number(fault.kind) || 500;
+      if (fault.body !== undefined) {
+        // An answer the real service would never give (a hostile or tampered one).
+        ctx.type = 'application/json';
+        ctx.body = JSON.stringify(fault.body);
+        return;
+      }
       ctx.type = 'application/problem+json';
       ctx.body = JSON.stringify({
         type: 'https://forge-embed.dev/problems/internal',

@@ -52,6 +52,7 @@ const STATIC: Record<string, { file: string; type: string }> = {
   '/activity.js': { file: join(PUBLIC, 'activity.js'), type: JS },
   '/forge-embed.js': { file: BUNDLE, type: JS },
   '/forge-embed.min.js.map': { file: `${BUNDLE}.map`, type: 'application/json' },
+  '/custom-elements.json': { file: join(ROOT, 'custom-elements.json'), type: 'application/json' },
 };
 
 const template = readFileSync(join(PUBLIC, 'index.html'), 'utf8');

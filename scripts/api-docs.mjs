@@ -5,14 +5,32 @@ import { readFileSync, writeFileSync } from 'node:fs';
 
 const manifest = JSON.parse(readFileSync('custom-elements.json', 'utf8'));
 
-// The manifest has an event's name and description; its detail type is declared in events.ts.
-const detailsBlock = /interface ForgeEventDetails \{([\s\S]*?)\n\}/.exec(readFileSync('src/events.ts', 'utf8'))[1];
-const eventTypes = new Map(
+// The manifest has each event's name, description and type (`ForgeEvent<'forge-…'>`, from the
+// `@event` tags); the detail that type carries is declared once, in events.ts (a named detail
+// type such as `ErrorDetail` in errors.ts).
+const source = (file) => readFileSync(`src/${file}`, 'utf8');
+const detailsBlock = /interface ForgeEventDetails \{([\s\S]*?)\n\}/.exec(source('events.ts'))[1];
+const namedType = (name) => {
+  const body = new RegExp(`interface ${name} \\{([\\s\\S]*?)\\n\\}`).exec(source('errors.ts'))?.[1];
+  if (!body) return name;
+  const fields = body
+    .replace(/\/\*\*[\s\S]*?\*\//g, '')
+    .trim()
+    .split(/;\s*/)
+    .filter(Boolean);
+  return `{ ${fields.join('; ')} }`;
+};
+const details = new Map(
   [...detailsBlock.matchAll(/^\s+'(forge-[\w-]+)': (.+);$/gm)].map(([, name, type]) => [
     name,
-    type === 'Record<string, never>' ? undefined : type,
+    type === 'Record<string, never>' ? undefined : /^\w+$/.test(type) ? namedType(type) : type,
   ]),
 );
+const eventDetail = (event) => {
+  const name = /^ForgeEvent<'(forge-[\w-]+)'>$/.exec(event.type?.text ?? '')?.[1];
+  if (!name) throw new Error(`The @event tag of ${event.name} gives no ForgeEvent<'…'> type; add one.`);
+  return details.get(name);
+};
 
 const cell = (text) => (text ?? '').replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|') || '—';
 const code = (text) => (text ? `\`${text.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|')}\`` : '—');
@@ -56,7 +74,13 @@ for (const element of elements) {
   out.push(
     ...table(
       ['Attribute', 'Property', 'Type', 'Default', 'Description'],
-      fields.map((f) => [code(f.attribute), code(f.name), code(f.type?.text), code(f.default), cell(f.description)]),
+      fields.map((f) => [
+        code(f.attribute),
+        code(f.name),
+        code(f.type?.text),
+        code(f.default),
+        cell(f.deprecated ? `${f.description} **Deprecated:** ${f.deprecated}` : f.description),
+      ]),
     ),
   );
   if (methods.length) {
@@ -75,7 +99,7 @@ for (const element of elements) {
   out.push(
     ...table(
       ['Event', 'Detail', 'Description'],
-      (element.events ?? []).map((e) => [code(e.name), code(eventTypes.get(e.name)), cell(e.description)]),
+      (element.events ?? []).map((e) => [code(e.name), code(eventDetail(e)), cell(e.description)]),
     ),
   );
   if (element.slots?.length) {

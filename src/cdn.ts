@@ -10,6 +10,6 @@ import './workflow-list/define.js';
 
 export { API_VERSION_PATH, ForgeApiError, ForgeEmbedClient } from './api/embed-client.js';
 export { ForgeConfigModal } from './config-modal/config-modal.js';
-export { ConfigError } from './forge-element.js';
-export { TokenError } from './token/token-source.js';
+export { ConfigError, TokenError } from './errors.js';
+export { registerStrings } from './internal/localize.js';
 export { ForgeWorkflowList } from './workflow-list/workflow-list.js';

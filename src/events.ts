@@ -1,24 +1,15 @@
+import { type ErrorDetail, errorDetail, type ForgeErrorCode } from './errors.js';
+
 /**
- * Every event the elements fire: prefixed `forge-`, bubbling and composed (they cross shadow
- * roots), fired for user actions only, never for property changes made in code.
+ * Every event the elements fire, declared once: its name and its detail type here, which
+ * element fires it in the lists below. The `GlobalEventHandlersEventMap` entries, the React
+ * wrappers' `onForge…` props, the JSX and Vue handler types, the tests and the demo all derive
+ * from these. Events are prefixed `forge-`, bubble and are composed (they cross shadow roots),
+ * and fire for user actions only, never for property changes made in code.
  */
 
 /** Why the modal is closing. */
 export type HideReason = 'button' | 'escape' | 'backdrop' | 'done' | 'method';
-
-export type ForgeErrorCode =
-  | 'config'
-  | 'token-fetch-failed'
-  | 'token-malformed'
-  | 'token-expired'
-  | 'load-failed'
-  | 'connect-failed'
-  | 'oauth-blocked'
-  | 'oauth-closed'
-  | 'oauth-timeout'
-  | 'oauth-denied'
-  | 'save-failed'
-  | 'toggle-failed';
 
 export interface ForgeEventDetails {
   'forge-show': Record<string, never>;
@@ -32,34 +23,39 @@ export interface ForgeEventDetails {
   'forge-update': { workflowId: string; blockIds: string[] };
   /** The service confirmed a switch of a child workflow on or off. */
   'forge-toggle': { workflowId: string; active: boolean };
-  'forge-error': { code: ForgeErrorCode; message: string; status?: number };
+  'forge-error': ErrorDetail;
 }
 
 export type ForgeEventName = keyof ForgeEventDetails;
 export type ForgeEvent<K extends ForgeEventName> = CustomEvent<ForgeEventDetails[K]>;
 
-/**
- * A failure that knows its `forge-error` code (token, configuration and OAuth failures); `message`
- * says what happened and what to do.
- */
-export class ForgeError extends Error {
-  constructor(
-    readonly code: ForgeErrorCode,
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
-  }
-}
+/** The events `<forge-config-modal>` fires. */
+export const configModalEvents = [
+  'forge-show',
+  'forge-after-show',
+  'forge-hide',
+  'forge-after-hide',
+  'forge-install',
+  'forge-update',
+  'forge-toggle',
+  'forge-error',
+] as const satisfies readonly ForgeEventName[];
 
-/**
- * The `forge-error` detail for any failure: a ForgeError's own code, else `code`; the HTTP status
- * when there is one (a ForgeApiError's, or a token endpoint's).
- */
-export function errorDetail(error: unknown, code: ForgeErrorCode): ForgeEventDetails['forge-error'] {
-  const { message, status } = error as { message: string; status?: number };
-  return { code: error instanceof ForgeError ? error.code : code, message, ...(status ? { status } : {}) };
-}
+/** The events `<forge-workflow-list>` fires, those bubbling out of the modal it opens included. */
+export const workflowListEvents = [
+  'forge-toggle',
+  'forge-install',
+  'forge-update',
+  'forge-error',
+] as const satisfies readonly ForgeEventName[];
+
+export type ConfigModalEventName = (typeof configModalEvents)[number];
+export type WorkflowListEventName = (typeof workflowListEvents)[number];
+
+/** `forge-after-show` → `ForgeAfterShow`: the event's name in a framework's `onForgeAfterShow` prop. */
+export type PascalCase<S extends string> = S extends `${infer Head}-${infer Tail}`
+  ? `${Capitalize<Head>}${PascalCase<Tail>}`
+  : Capitalize<S>;
 
 /** Fires a forge event from `target`; answers false when a cancelable event was canceled. */
 export function emit<K extends ForgeEventName>(
@@ -71,15 +67,24 @@ export function emit<K extends ForgeEventName>(
   return target.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true, cancelable }));
 }
 
+/**
+ * Fires `forge-error` for a failure and answers the message the element shows for it:
+ * `describe` puts the failure's message in the element's own words.
+ */
+export function reportError(
+  target: EventTarget,
+  error: unknown,
+  code: ForgeErrorCode,
+  describe = (message: string) => message,
+): string {
+  const detail = errorDetail(error, code);
+  detail.message = describe(detail.message);
+  emit(target, 'forge-error', detail);
+  return detail.message;
+}
+
+type ForgeEventMap = { [K in ForgeEventName]: ForgeEvent<K> };
+
 declare global {
-  interface GlobalEventHandlersEventMap {
-    'forge-show': ForgeEvent<'forge-show'>;
-    'forge-after-show': ForgeEvent<'forge-after-show'>;
-    'forge-hide': ForgeEvent<'forge-hide'>;
-    'forge-after-hide': ForgeEvent<'forge-after-hide'>;
-    'forge-install': ForgeEvent<'forge-install'>;
-    'forge-update': ForgeEvent<'forge-update'>;
-    'forge-toggle': ForgeEvent<'forge-toggle'>;
-    'forge-error': ForgeEvent<'forge-error'>;
-  }
+  interface GlobalEventHandlersEventMap extends ForgeEventMap {}
 }

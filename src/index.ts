@@ -9,14 +9,14 @@ import './workflow-list/define.js';
 export * from './api/index.js';
 export { ForgeConfigModal } from './config-modal/config-modal.js';
 export type { ConfigModalStrings } from './config-modal/strings.js';
+export { ConfigError, ForgeError, type ForgeErrorCode, TokenError, type TokenErrorCode } from './errors.js';
 export type {
-  ForgeErrorCode,
   ForgeEvent,
   ForgeEventDetails,
   ForgeEventName,
   HideReason,
 } from './events.js';
-export { ConfigError } from './forge-element.js';
-export { TokenError, type TokenErrorCode, type TokenProvider } from './token/token-source.js';
+export { type Plural, type PluralForms, registerStrings, type Translation } from './internal/localize.js';
+export type { TokenProvider } from './token/token-source.js';
 export type { WorkflowListStrings } from './workflow-list/strings.js';
 export { ForgeWorkflowList } from './workflow-list/workflow-list.js';

@@ -2,17 +2,21 @@ import { expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
-  $,
+  button,
+  byPart,
   childrenOf,
   connectAccounts,
   connectedUser,
   field,
+  Harness,
   install,
   modalFixture,
   SETTINGS_BLOCK,
   STRIPE_TO_SLACK,
-  until,
+  shadow,
   untilButton,
+  untilPart,
+  untilRole,
   visibleText,
 } from './support/config-modal.js';
 import { createUser, hostApi, pressChord, serviceInfo, tokenUrl } from './support/forge.js';
@@ -21,7 +25,7 @@ import { createUser, hostApi, pressChord, serviceInfo, tokenUrl } from './suppor
 async function expectAccessible(el: ForgeConfigModal) {
   // Contrast is measured on what is painted: let the opening fade-in finish first.
   await Promise.all(
-    $(el, 'dialog')!
+    byPart(shadow(el), 'dialog')!
       .getAnimations()
       .map((animation) => animation.finished),
   );
@@ -44,8 +48,8 @@ describe('<forge-config-modal> accessibility', () => {
     const userId = await createUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
-    await until(el, '.integration');
-    $(el, '.close')!.removeAttribute('aria-label');
+    await untilPart(el, 'integration');
+    button(el, 'Close')!.removeAttribute('aria-label');
     await expect(el).not.to.be.accessible();
   });
 
@@ -57,7 +61,7 @@ describe('<forge-config-modal> accessibility', () => {
     // A token endpoint that has not answered yet.
     el.tokenProvider = () => new Promise(() => undefined);
     await el.show();
-    await until(el, '.loading[role="status"]');
+    await untilRole(el, 'status', 'Loading…');
     await expectAccessible(el);
   });
 
@@ -66,13 +70,13 @@ describe('<forge-config-modal> accessibility', () => {
     await connectAccounts(userId, ['slack']);
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
-    await until(el, '.integration');
+    await untilPart(el, 'integration');
     await expectAccessible(el);
     // With a field error and a step message showing.
     (await untilButton(el, 'Connect')).click();
     (await untilButton(el, 'Continue')).click();
-    await until(el, 'input[aria-invalid="true"]');
-    await until(el, '.body > [role="alert"]');
+    await new Harness(el).until(() => shadow(el).querySelector('input[aria-invalid="true"]'), 'an invalid field');
+    await untilPart(el, 'message');
     await expectAccessible(el);
   });
 
@@ -80,7 +84,7 @@ describe('<forge-config-modal> accessibility', () => {
     const userId = await createUser();
     const el = await modalFixture({ userId, integration: 'slack' });
     await el.show();
-    await until(el, '.switch');
+    await untilRole(el, 'switch');
     await expectAccessible(el);
   });
 
@@ -88,12 +92,12 @@ describe('<forge-config-modal> accessibility', () => {
     const userId = await connectedUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     await expectAccessible(el);
     field(el, 'Minimum amount').value = '';
     field(el, 'Minimum amount').dispatchEvent(new Event('input'));
     (await untilButton(el, 'Enable workflow')).click();
-    await until(el, '.field-error');
+    await untilPart(el, 'field-error');
     await expectAccessible(el);
   });
 
@@ -106,7 +110,7 @@ describe('<forge-config-modal> accessibility', () => {
       workflow-id=${STRIPE_TO_SLACK}
     ></forge-config-modal>`);
     await el.show();
-    await until(el, '.body [role="alert"]');
+    await untilPart(el, 'message');
     await expectAccessible(el);
   });
 
@@ -115,7 +119,7 @@ describe('<forge-config-modal> accessibility', () => {
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
     (await untilButton(el, 'Enable workflow')).click();
-    await until(el, '.success');
+    await untilButton(el, 'Done');
     await expectAccessible(el);
   });
 });
@@ -131,7 +135,7 @@ describe('<forge-config-modal> by keyboard', () => {
     await sendKeys({ press: 'Enter' });
 
     // Focus moves into the step: the first thing to fill in is Stripe's key.
-    await until(el, '.integration');
+    await untilPart(el, 'integration');
     await waitUntil(() => focused(el)?.id === field(el, 'Secret key').id, 'focus on the Secret key field');
     await sendKeys({ type: 'sk_test_keyboard' });
     await sendKeys({ press: 'Enter' });
@@ -139,7 +143,7 @@ describe('<forge-config-modal> by keyboard', () => {
     await waitUntil(() => focused(el)?.textContent?.trim() === 'Continue', 'focus on Continue', { timeout: 5000 });
     await sendKeys({ press: 'Enter' });
 
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     await waitUntil(() => focused(el) === field(el, 'Channel'), 'focus on the first setting');
     await selectAll();
     await sendKeys({ type: '#keyboard' });
@@ -149,7 +153,7 @@ describe('<forge-config-modal> by keyboard', () => {
     await sendKeys({ type: '7' });
     await sendKeys({ press: 'Enter' });
 
-    await until(el, '.success');
+    await untilButton(el, 'Done');
     await waitUntil(() => focused(el)?.textContent?.trim() === 'Done', 'focus on Done');
     const closed = oneEvent(el, 'forge-after-hide');
     await sendKeys({ press: 'Enter' });
@@ -177,7 +181,7 @@ describe('<forge-config-modal> by keyboard', () => {
     await install(userId, STRIPE_TO_SLACK);
     const el = await modalFixture({ userId, integration: 'slack' });
     await el.show();
-    await until(el, '.switch');
+    await untilRole(el, 'switch');
     await waitUntil(() => focused(el)?.getAttribute('role') === 'switch', 'focus on the first switch');
     const first = focused(el) as HTMLInputElement;
     expect(first.checked).to.equal(true);

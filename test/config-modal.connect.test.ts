@@ -1,37 +1,39 @@
 import { expect, oneEvent, waitUntil } from '@open-wc/testing';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
-  $,
   ALL_EVENTS,
+  allByRole,
   button,
+  byRole,
   connectAccounts,
   fill,
+  Harness,
   HUBSPOT_TO_SLACK,
+  integrationRow,
   modalFixture,
   recordEvents,
   STRIPE_TO_SLACK,
-  until,
+  saysConnected,
+  shadow,
+  untilPart,
+  untilRole,
   visibleText,
 } from './support/config-modal.js';
-import { consentInPopup, createUser } from './support/forge.js';
+import { consentInPopup, createUser, injectAnswer, serviceInfo } from './support/forge.js';
 
 /** The connect row of an integration. */
 function row(el: ForgeConfigModal, name: string): HTMLElement {
-  const rows = [...el.shadowRoot!.querySelectorAll<HTMLElement>('.integration')];
-  const found = rows.find((r) => r.querySelector('.row-name')!.textContent === name);
-  if (!found) throw new Error(`No row for ${name}: ${visibleText(el)}`);
-  return found;
+  return integrationRow(el, name);
 }
 
-const rowButton = (el: ForgeConfigModal, name: string) =>
-  row(el, name).querySelector<HTMLButtonElement>('.row-head button')!;
+const rowButton = (el: ForgeConfigModal, name: string) => allByRole<HTMLButtonElement>(row(el, name), 'button')[0]!;
 
 async function openConnectStep(workflowId = HUBSPOT_TO_SLACK) {
   const userId = await createUser();
   const el = await modalFixture({ userId, workflowId });
   const events = recordEvents(el, ALL_EVENTS);
   await el.show();
-  await until(el, '.integration');
+  await untilPart(el, 'integration');
   return { el, events, userId };
 }
 
@@ -46,7 +48,7 @@ describe('<forge-config-modal> connect step', () => {
     window.open = () => null;
     try {
       rowButton(el, 'Slack').click();
-      await until(el, '.row-error');
+      await untilRole(el, 'alert');
     } finally {
       window.open = realOpen;
     }
@@ -59,13 +61,13 @@ describe('<forge-config-modal> connect step', () => {
     expect(retry.textContent!.trim()).to.equal('Try again');
     retry.click();
     await consentInPopup('allow');
-    await waitUntil(() => row(el, 'Slack').querySelector('.status.connected'), 'Slack connects', { timeout: 10_000 });
+    await waitUntil(() => saysConnected(row(el, 'Slack')), 'Slack connects', { timeout: 10_000 });
     // The popup's grant became a credential because this page confirmed it with the user's token.
     const confirmations = performance
       .getEntriesByType('resource')
       .filter((entry) => entry.name.endsWith('/credentials/slack/oauth/confirm'));
     expect(confirmations.length).to.equal(1);
-    expect(row(el, 'Slack').querySelector('.row-error')).to.equal(null);
+    expect(byRole(row(el, 'Slack'), 'alert')).to.equal(null);
     expect(rowButton(el, 'Slack').textContent!.trim()).to.equal('Reconnect');
   });
 
@@ -75,9 +77,9 @@ describe('<forge-config-modal> connect step', () => {
     await waitUntil(() => visibleText(el).includes('Finish connecting in the HubSpot window'));
     expect(rowButton(el, 'HubSpot').getAttribute('aria-disabled')).to.equal('true');
     await consentInPopup('close');
-    await until(el, '.row-error');
+    await untilRole(el, 'alert');
     expect(visibleText(el)).to.include('The HubSpot window was closed before the connection finished');
-    expect(row(el, 'HubSpot').querySelector('.status.connected')).to.equal(null);
+    expect(saysConnected(row(el, 'HubSpot'))).to.be.false;
     expect(errorsOf(events)).to.deep.equal(['oauth-closed']);
     expect(rowButton(el, 'HubSpot').textContent!.trim()).to.equal('Try again');
   });
@@ -86,7 +88,7 @@ describe('<forge-config-modal> connect step', () => {
     const { el, events } = await openConnectStep();
     rowButton(el, 'Slack').click();
     await consentInPopup('deny');
-    await until(el, '.row-error');
+    await untilRole(el, 'alert');
     expect(visibleText(el)).to.include('Slack access was not allowed');
     expect(errorsOf(events)).to.deep.equal(['oauth-denied']);
   });
@@ -95,9 +97,30 @@ describe('<forge-config-modal> connect step', () => {
     const { el, events } = await openConnectStep();
     el.oauthTimeout = 300;
     rowButton(el, 'Slack').click();
-    await until(el, '.row-error');
+    await untilRole(el, 'alert');
     expect(visibleText(el)).to.include('Connecting Slack took too long and was stopped');
     expect(errorsOf(events)).to.deep.equal(['oauth-timeout']);
+  });
+
+  it('refuses to open a sign-in address that is not https, and says so', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['stripe']);
+    const { faultyBase } = await serviceInfo();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK, apiBase: faultyBase });
+    el.oauthTimeout = 2000;
+    const events = recordEvents(el, ALL_EVENTS);
+    await el.show();
+    await untilPart(el, 'integration');
+    // What a hostile service, or anyone between the page and an http: service, could answer.
+    const page = window as unknown as { forgePwned?: boolean };
+    await injectAnswer('POST', 'credentials/slack/oauth$', 200, { url: 'javascript:opener.forgePwned=true' });
+    rowButton(el, 'Slack').click();
+    await untilRole(el, 'alert');
+    expect(page.forgePwned).to.equal(undefined);
+    expect(row(el, 'Slack').querySelector('[role="alert"]')!.textContent).to.include(
+      'Slack could not be connected. The service sent a sign-in address this page does not open (javascript:)',
+    );
+    expect(errorsOf(events)).to.deep.equal(['connect-failed']);
   });
 
   it('ignores messages that do not come from the service', async () => {
@@ -110,8 +133,8 @@ describe('<forge-config-modal> connect step', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(visibleText(el)).to.include('Finish connecting in the Slack window');
     await consentInPopup('deny');
-    await until(el, '.row-error');
-    expect(row(el, 'Slack').querySelector('.status.connected')).to.equal(null);
+    await untilRole(el, 'alert');
+    expect(saysConnected(row(el, 'Slack'))).to.be.false;
   });
 
   it('shows connected accounts as connected, with a way to reconnect', async () => {
@@ -119,23 +142,26 @@ describe('<forge-config-modal> connect step', () => {
     await connectAccounts(userId, ['stripe']);
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
-    await until(el, '.integration');
-    expect(row(el, 'Stripe').querySelector('.status')!.textContent).to.include('Connected');
+    await untilPart(el, 'integration');
+    expect(saysConnected(row(el, 'Stripe'))).to.be.true;
     expect(row(el, 'Stripe').querySelector('form')).to.equal(null);
 
     rowButton(el, 'Stripe').click();
-    await until(el, '.parameters');
+    await untilRole(el, 'textbox', 'Secret key');
     expect(rowButton(el, 'Stripe').getAttribute('aria-expanded')).to.equal('true');
     fill(el, 'Secret key', 'sk_test_new');
-    row(el, 'Stripe').querySelector<HTMLButtonElement>('.parameters button[type="submit"]')!.click();
+    byRole<HTMLButtonElement>(row(el, 'Stripe'), 'button', 'Connect')!.click();
     await waitUntil(() => !row(el, 'Stripe').querySelector('form'), 'the form closes once saved');
-    expect(row(el, 'Stripe').querySelector('.status')!.textContent).to.include('Connected');
+    expect(saysConnected(row(el, 'Stripe'))).to.be.true;
   });
 
   it('asks for every required parameter before sending anything', async () => {
     const { el } = await openConnectStep(STRIPE_TO_SLACK);
-    row(el, 'Stripe').querySelector<HTMLButtonElement>('.parameters button[type="submit"]')!.click();
-    const input = await until<HTMLInputElement>(el, 'input[aria-invalid="true"]');
+    byRole<HTMLButtonElement>(row(el, 'Stripe'), 'button', 'Connect')!.click();
+    const input = await new Harness(el).until(
+      () => shadow(el).querySelector<HTMLInputElement>('input[aria-invalid="true"]'),
+      'an invalid field',
+    );
     expect(el.shadowRoot!.activeElement).to.equal(input);
     const describedBy = input.getAttribute('aria-describedby')!.split(' ');
     const texts = describedBy.map((id) => el.shadowRoot!.getElementById(id)!.textContent);
@@ -145,9 +171,9 @@ describe('<forge-config-modal> connect step', () => {
   it('does not move on until every account is connected, and says why', async () => {
     const { el } = await openConnectStep();
     button(el, 'Continue')!.click();
-    const alert = await until(el, '.body [role="alert"]');
+    const alert = await untilPart(el, 'message');
     expect(alert.textContent).to.include('Connect every account above to continue.');
-    expect($(el, 'form#settings')).to.equal(null);
+    expect(byRole(shadow(el), 'form', 'Settings')).to.equal(null);
   });
 
   it('closing the modal while a sign-in window is open stops waiting for it', async () => {
@@ -159,7 +185,7 @@ describe('<forge-config-modal> connect step', () => {
     await closed;
     expect(errorsOf(events)).to.deep.equal([]);
     await el.show();
-    await until(el, '.integration');
+    await untilPart(el, 'integration');
     expect(visibleText(el)).not.to.include('Finish connecting');
   });
 });

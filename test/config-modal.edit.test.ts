@@ -1,12 +1,14 @@
 import { expect, waitUntil } from '@open-wc/testing';
 import {
   ALL_EVENTS,
+  allByRole,
   button,
   childrenOf,
   connectAccounts,
   connectedUser,
   field,
   fill,
+  Harness,
   HUBSPOT_SETTINGS_BLOCK,
   HUBSPOT_TO_SLACK,
   install,
@@ -17,8 +19,10 @@ import {
   SETTINGS_BLOCK,
   STRIPE_SUMMARY_TO_SLACK,
   STRIPE_TO_SLACK,
-  until,
+  shadow,
   untilButton,
+  untilPart,
+  untilRole,
   variablesOf,
   visibleText,
 } from './support/config-modal.js';
@@ -28,10 +32,13 @@ const writes = (requests: RecordedRequest[]) =>
   requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${new URL(r.url).pathname.split('/2021-12')[1]}`);
 
 /** The requests an open makes until the modal shows `selector`: the token's path, the service's path and query. */
-async function requestsToOpen(el: HTMLElement & { show(): Promise<void> }, selector: string): Promise<string[]> {
+async function requestsToOpen(
+  el: HTMLElement & { show(): Promise<void> },
+  shows: (el: HTMLElement) => Promise<unknown>,
+): Promise<string[]> {
   const requests = await requestsDuring(async () => {
     await el.show();
-    await until(el, selector);
+    await shows(el);
   });
   return requests.map(({ method, url }) => {
     const { pathname, search } = new URL(url);
@@ -51,14 +58,14 @@ describe('<forge-config-modal> edit', () => {
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     const events = recordEvents(el, ALL_EVENTS);
     await el.show();
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     expect(field(el, 'Channel').value).to.equal('#old');
     expect(field(el, 'Minimum amount').value).to.equal('10');
 
     const requests = await requestsDuring(async () => {
       fill(el, 'Channel', '#new');
       (await untilButton(el, 'Save changes')).click();
-      await until(el, '.success');
+      await untilButton(el, 'Done');
     });
     expect(visibleText(el)).to.include('Changes saved');
     expect(writes(requests)).to.deep.equal([`PATCH /workflow/${childId}/variables/${SETTINGS_BLOCK}`]);
@@ -74,7 +81,7 @@ describe('<forge-config-modal> edit', () => {
     const userId = await connectedUser();
     await install(userId, STRIPE_TO_SLACK, { [SETTINGS_BLOCK]: { channel: '#mine', minimumAmount: 5 } });
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
-    expect(await requestsToOpen(el, 'form#settings')).to.deep.equal([
+    expect(await requestsToOpen(el, (e) => untilRole(e, 'form', 'Settings'))).to.deep.equal([
       'GET /test-host/token',
       `GET /setup?workflowId=${STRIPE_TO_SLACK}`,
     ]);
@@ -89,11 +96,11 @@ describe('<forge-config-modal> edit', () => {
     await install(userId, STRIPE_TO_SLACK);
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     const events = recordEvents(el, ALL_EVENTS);
     const requests = await requestsDuring(async () => {
       (await untilButton(el, 'Save changes')).click();
-      await until(el, '.success');
+      await untilButton(el, 'Done');
     });
     expect(writes(requests)).to.deep.equal([]);
     expect(events).to.deep.equal([]);
@@ -104,7 +111,7 @@ describe('<forge-config-modal> edit', () => {
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     const events = recordEvents(el, ['forge-error', 'forge-install']);
     await el.show();
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     const tooLong = '#'.repeat(10_001);
     fill(el, 'Channel', tooLong);
     fill(el, 'Minimum amount', '75');
@@ -130,7 +137,7 @@ describe('<forge-config-modal> edit', () => {
     await el.updateComplete;
     expect(channel.getAttribute('aria-invalid'), 'the error clears once the field is edited').to.equal('false');
     button(el, 'Enable workflow')!.click();
-    await until(el, '.success');
+    await untilButton(el, 'Done');
     const [child] = await childrenOf(userId);
     expect(await variablesOf(child!._id)).to.deep.equal({ channel: '#ok', minimumAmount: 75 });
   });
@@ -139,11 +146,11 @@ describe('<forge-config-modal> edit', () => {
     const userId = await connectedUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     const requests = await requestsDuring(async () => {
       fill(el, 'Minimum amount', '');
       (await untilButton(el, 'Enable workflow')).click();
-      await until(el, '.field-error');
+      await untilPart(el, 'field-error');
     });
     expect(visibleText(el)).to.include('Minimum amount must be a number.');
     expect(writes(requests)).to.deep.equal([]);
@@ -154,7 +161,7 @@ describe('<forge-config-modal> edit', () => {
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     const events = recordEvents(el, ['forge-install', 'forge-error']);
     await el.show();
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     const requests = await requestsDuring(async () => {
       const enable = await untilButton(el, 'Enable workflow');
       enable.click();
@@ -163,7 +170,7 @@ describe('<forge-config-modal> edit', () => {
       expect(visibleText(el)).to.include('Saving…');
       enable.click();
       enable.click();
-      await until(el, '.success');
+      await untilButton(el, 'Done');
     });
     expect(writes(requests)).to.deep.equal([`POST /workflow/${STRIPE_TO_SLACK}/install`]);
     expect(events.map((e) => e.type)).to.deep.equal(['forge-install']);
@@ -175,11 +182,11 @@ describe('<forge-config-modal> edit', () => {
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     const events = recordEvents(el, ['forge-install', 'forge-update', 'forge-error']);
     await el.show();
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     const childId = await install(userId, STRIPE_TO_SLACK);
     fill(el, 'Channel', '#mine');
     button(el, 'Enable workflow')!.click();
-    await until(el, '.success');
+    await untilButton(el, 'Done');
     expect(await variablesOf(childId)).to.deep.equal({ channel: '#mine', minimumAmount: 50 });
     expect(events).to.deep.equal([
       { type: 'forge-update', detail: { workflowId: childId, blockIds: [SETTINGS_BLOCK] } },
@@ -195,7 +202,10 @@ describe('<forge-config-modal> for an integration', () => {
     const editedId = await install(userId, HUBSPOT_TO_SLACK);
     const el = await modalFixture({ userId, integration: 'slack' });
     const events = recordEvents(el, ALL_EVENTS);
-    expect(await requestsToOpen(el, '.switch')).to.deep.equal(['GET /test-host/token', 'GET /setup?integration=slack']);
+    expect(await requestsToOpen(el, (e) => untilRole(e, 'switch'))).to.deep.equal([
+      'GET /test-host/token',
+      'GET /setup?integration=slack',
+    ]);
     expect(el.shadowRoot!.querySelector('h2')!.textContent).to.equal('Set up Slack');
 
     const switches = [...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[role="switch"]')];
@@ -207,11 +217,12 @@ describe('<forge-config-modal> for an integration', () => {
     (await untilButton(el, 'Continue')).click();
 
     // Every account is connected, so the settings come next, for the workflows switched on.
-    await until(el, 'form#settings');
-    expect([...el.shadowRoot!.querySelectorAll('.section-title')].map((h) => h.textContent)).to.deep.equal([
-      'Announce won HubSpot deals in Slack',
-      'Send a daily Stripe revenue summary to Slack',
-    ]);
+    await untilRole(el, 'form', 'Settings');
+    expect(
+      allByRole(shadow(el), 'heading')
+        .filter((h) => h.localName === 'h3')
+        .map((h) => h.textContent),
+    ).to.deep.equal(['Announce won HubSpot deals in Slack', 'Send a daily Stripe revenue summary to Slack']);
     const channels = [...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input')].filter(
       (input) => el.shadowRoot!.querySelector(`label[for="${input.id}"]`)!.textContent === 'Channel',
     );
@@ -220,7 +231,7 @@ describe('<forge-config-modal> for an integration', () => {
 
     const requests = await requestsDuring(async () => {
       (await untilButton(el, 'Save')).click();
-      await until(el, '.success');
+      await untilButton(el, 'Done');
     });
     const mine = await childrenOf(userId);
     const summary = mine.find((c) => c.parentId === STRIPE_SUMMARY_TO_SLACK)!;
@@ -239,7 +250,9 @@ describe('<forge-config-modal> for an integration', () => {
     const userId = await createUser();
     const el = await modalFixture({ userId, integration: 'nothing-uses-this' });
     await el.show();
-    await until(el, '.empty');
-    expect(visibleText(el)).to.include('No workflows use nothing-uses-this yet.');
+    await new Harness(el).until(
+      () => visibleText(el).includes('No workflows use nothing-uses-this yet.'),
+      'the empty message',
+    );
   });
 });

@@ -12,8 +12,9 @@ import {
   modalFixture,
   recordEvents,
   STRIPE_TO_SLACK,
-  until,
   untilButton,
+  untilPart,
+  untilRole,
   variablesOf,
   visibleText,
 } from './support/config-modal.js';
@@ -30,7 +31,7 @@ async function modalWithTokenUrl(url: string) {
 async function openExpectingError(el: ForgeConfigModal) {
   const errors = recordEvents(el, ['forge-error']);
   await el.show();
-  const alert = await until(el, '.body [role="alert"]');
+  const alert = await untilPart(el, 'message');
   return { text: alert.textContent!.replace(/\s+/g, ' ').trim(), errors: errors.map((e) => e.detail) };
 }
 
@@ -46,7 +47,7 @@ describe('<forge-config-modal> token failures', () => {
 
     el.tokenUrl = tokenUrl(userId);
     button(el, 'Try again')!.click();
-    await until(el, '.integration');
+    await untilPart(el, 'integration');
   });
 
   it('gives up on a token endpoint that never answers, and a later open can succeed', async () => {
@@ -62,7 +63,7 @@ describe('<forge-config-modal> token failures', () => {
       expect(errors[0]).to.include({ code: 'token-fetch-failed' });
       answer = true;
       button(el, 'Try again')!.click();
-      await until(el, '.integration');
+      await untilPart(el, 'integration');
     } finally {
       TokenSource.timeoutMs = saved;
     }
@@ -120,7 +121,7 @@ describe('<forge-config-modal> save failures', () => {
     const { faultyBase } = await serviceInfo();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK, apiBase: faultyBase });
     await el.show();
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     return { el, userId };
   }
 
@@ -132,7 +133,7 @@ describe('<forge-config-modal> save failures', () => {
     await injectFault('POST', '/install$', 500);
     (await untilButton(el, 'Enable workflow')).click();
 
-    const alert = await until(el, '.body [role="alert"]');
+    const alert = await untilPart(el, 'message');
     expect(alert.textContent).to.include('Your settings were not saved.').and.include('The service failed to answer');
     expect(field(el, 'Channel').value).to.equal('#kept');
     expect(field(el, 'Minimum amount').value).to.equal('99');
@@ -141,7 +142,7 @@ describe('<forge-config-modal> save failures', () => {
     ]);
 
     button(el, 'Enable workflow')!.click();
-    await until(el, '.success');
+    await untilButton(el, 'Done');
     const [child] = await childrenOf(userId);
     expect(await variablesOf(child!._id)).to.deep.equal({ channel: '#kept', minimumAmount: 99 });
     expect(events.map((e) => e.type)).to.deep.equal(['forge-error', 'forge-install']);
@@ -154,18 +155,18 @@ describe('<forge-config-modal> save failures', () => {
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK, apiBase: faultyBase });
     const events = recordEvents(el, ['forge-error', 'forge-update']);
     await el.show();
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     fill(el, 'Channel', '#after-outage');
     await injectFault('PATCH', '/variables/', 'network');
     (await untilButton(el, 'Save changes')).click();
 
-    const alert = await until(el, '.body [role="alert"]');
+    const alert = await untilPart(el, 'message');
     expect(alert.textContent).to.include('Could not reach the Forge service');
     expect(field(el, 'Channel').value).to.equal('#after-outage');
     expect(events[0]!.detail).to.include({ code: 'save-failed' });
 
     button(el, 'Save changes')!.click();
-    await until(el, '.success');
+    await untilButton(el, 'Done');
     expect((await variablesOf(childId)).channel).to.equal('#after-outage');
     expect(visibleText(el)).to.include('Changes saved');
     expect(events.map((e) => e.type)).to.deep.equal(['forge-error', 'forge-update']);
@@ -180,6 +181,6 @@ describe('<forge-config-modal> save failures', () => {
     expect(text).to.include('The service failed to answer');
     expect(errors[0]).to.include({ code: 'load-failed', status: 500 });
     button(el, 'Try again')!.click();
-    await until(el, '.integration');
+    await untilPart(el, 'integration');
   });
 });

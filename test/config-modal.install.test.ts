@@ -1,15 +1,19 @@
 import { expect, waitUntil } from '@open-wc/testing';
 import {
   ALL_EVENTS,
+  byRole,
   childrenOf,
+  connectedCount,
   field,
   fill,
+  integrationRow,
   modalFixture,
   recordEvents,
   STRIPE_TO_SLACK,
   shadow,
-  until,
   untilButton,
+  untilPart,
+  untilRole,
   variablesOf,
   visibleText,
 } from './support/config-modal.js';
@@ -22,9 +26,9 @@ describe('<forge-config-modal> install', () => {
     const events = recordEvents(el, ALL_EVENTS);
     await el.show();
 
-    const title = await until(el, 'h2');
+    const title = await untilRole(el, 'heading');
     await waitUntil(() => title.textContent!.includes('Enable Post new Stripe payments to Slack'));
-    await until(el, '.integration');
+    await untilPart(el, 'integration');
     expect(visibleText(el)).to.include('Stripe').and.include('Slack').and.include('Not connected');
 
     // Stripe: a labelled field with its description.
@@ -33,21 +37,21 @@ describe('<forge-config-modal> install', () => {
       'Developers → API keys',
     );
     fill(el, 'Secret key', 'sk_test_abc');
-    const stripeConnect = [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.parameters button')][0]!;
+    const stripeConnect = byRole<HTMLButtonElement>(integrationRow(el, 'Stripe'), 'button', 'Connect')!;
     stripeConnect.click();
-    await waitUntil(() => el.shadowRoot!.querySelectorAll('.status.connected').length === 1, 'Stripe connects');
+    await waitUntil(() => connectedCount(el) === 1, 'Stripe connects');
 
     // Slack: the popup opens at once; the test presses Allow on the local consent page in it.
     (await untilButton(el, 'Connect')).click();
     await consentInPopup('allow');
-    await waitUntil(() => el.shadowRoot!.querySelectorAll('.status.connected').length === 2, 'Slack connects', {
+    await waitUntil(() => connectedCount(el) === 2, 'Slack connects', {
       timeout: 10_000,
     });
     expect(visibleText(el)).not.to.include('Not connected');
 
     (await untilButton(el, 'Continue')).click();
     // Pre-filled with the parent's defaults; the number stays a number.
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     expect(field(el, 'Channel').value).to.equal('#payments');
     expect(field(el, 'Minimum amount').type).to.equal('number');
     expect(field(el, 'Minimum amount').value).to.equal('50');
@@ -55,7 +59,7 @@ describe('<forge-config-modal> install', () => {
     fill(el, 'Minimum amount', '125');
 
     (await untilButton(el, 'Enable workflow')).click();
-    await until(el, '.success');
+    await untilButton(el, 'Done');
     expect(visibleText(el)).to.include('Workflow enabled');
 
     const [child] = await childrenOf(userId);

@@ -4,8 +4,9 @@ import { render } from 'lit';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import { iconImage } from '../src/config-modal/templates.js';
 import {
-  $,
   ALL_EVENTS,
+  byPart,
+  byRole,
   connectedUser,
   field,
   fill,
@@ -13,8 +14,10 @@ import {
   modalFixture,
   recordEvents,
   STRIPE_TO_SLACK,
-  until,
+  shadow,
   untilButton,
+  untilPart,
+  untilRole,
   visibleText,
 } from './support/config-modal.js';
 import { createUser, serviceInfo, tokenUrl } from './support/forge.js';
@@ -24,10 +27,10 @@ describe('<forge-config-modal>', () => {
     const userId = await createUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     const events = recordEvents(el, ALL_EVENTS);
-    expect($<HTMLDialogElement>(el, 'dialog')!.open).to.equal(false);
+    expect(byPart<HTMLDialogElement>(shadow(el), 'dialog')!.open).to.equal(false);
 
     await el.show();
-    const dialog = $<HTMLDialogElement>(el, 'dialog')!;
+    const dialog = byPart<HTMLDialogElement>(shadow(el), 'dialog')!;
     expect(events.map((e) => e.type)).to.deep.equal(['forge-show', 'forge-after-show']);
     expect(dialog.open).to.equal(true);
     expect(dialog.matches(':modal')).to.equal(true);
@@ -40,15 +43,15 @@ describe('<forge-config-modal>', () => {
     const userId = await connectedUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
-    await until(el, 'form#settings');
-    expect($(el, 'h2')!.textContent).to.equal('Enable Post new Stripe payments to Slack');
+    await untilRole(el, 'form', 'Settings');
+    expect(byRole(shadow(el), 'heading')!.textContent).to.equal('Enable Post new Stripe payments to Slack');
     expect(await untilButton(el, 'Enable workflow')).to.exist;
     await el.hide();
 
     await install(userId, STRIPE_TO_SLACK);
     await el.show();
-    await until(el, 'form#settings');
-    await waitUntil(() => $(el, 'h2')!.textContent === 'Edit Post new Stripe payments to Slack');
+    await untilRole(el, 'form', 'Settings');
+    await waitUntil(() => byRole(shadow(el), 'heading')!.textContent === 'Edit Post new Stripe payments to Slack');
     expect(visibleText(el)).to.include('You already use this workflow');
     expect(await untilButton(el, 'Save changes')).to.exist;
   });
@@ -62,8 +65,8 @@ describe('<forge-config-modal>', () => {
       token-url=${tokenUrl(userId)}
       workflow-id=${STRIPE_TO_SLACK}
     ></forge-config-modal>`);
-    await waitUntil(() => $<HTMLDialogElement>(el, 'dialog')!.open);
-    await until(el, '.integration');
+    await waitUntil(() => byPart<HTMLDialogElement>(shadow(el), 'dialog')!.open);
+    await untilPart(el, 'integration');
   });
 
   it('closes with the close button, returns focus to the trigger and settles hide()', async () => {
@@ -92,7 +95,7 @@ describe('<forge-config-modal>', () => {
     const userId = await createUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
-    await until(el, '.integration');
+    await untilPart(el, 'integration');
 
     let veto = true;
     const reasons: string[] = [];
@@ -105,7 +108,7 @@ describe('<forge-config-modal>', () => {
     await aTimeout(50);
     expect(reasons).to.deep.equal(['escape', 'backdrop']);
     expect(el.open, 'canceled forge-hide keeps it open').to.equal(true);
-    expect($<HTMLDialogElement>(el, 'dialog')!.open).to.equal(true);
+    expect(byPart<HTMLDialogElement>(shadow(el), 'dialog')!.open).to.equal(true);
 
     veto = false;
     const closed = oneEvent(el, 'forge-after-hide');
@@ -122,10 +125,10 @@ describe('<forge-config-modal>', () => {
     const userId = await createUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
-    await until(el, '.integration');
+    await untilPart(el, 'integration');
     const hides: string[] = [];
     el.addEventListener('forge-hide', (event) => hides.push(event.detail.reason));
-    const box = $(el, '.header')!.getBoundingClientRect();
+    const box = byPart(shadow(el), 'header')!.getBoundingClientRect();
     await sendMouse({ type: 'move', position: [Math.round(box.left + 20), Math.round(box.top + 20)] });
     await sendMouse({ type: 'down' });
     await sendMouse({ type: 'move', position: [4, 4] });
@@ -139,7 +142,7 @@ describe('<forge-config-modal>', () => {
     const userId = await connectedUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
-    await until(el, 'form#settings');
+    await untilRole(el, 'form', 'Settings');
     fill(el, 'Channel', '#typed');
 
     const events = recordEvents(el, ALL_EVENTS);
@@ -170,11 +173,11 @@ describe('<forge-config-modal>', () => {
       stepConnect: 'Comptes',
     };
     await el.show();
-    await until(el, '.integration');
-    await waitUntil(() => $(el, 'h2')!.textContent === 'Activer Post new Stripe payments to Slack');
+    await untilPart(el, 'integration');
+    await waitUntil(() => byRole(shadow(el), 'heading')!.textContent === 'Activer Post new Stripe payments to Slack');
     expect(visibleText(el)).to.include('Non connecté').and.include('Comptes');
     expect(await untilButton(el, 'Connecter')).to.exist;
-    expect($(el, '.close')!.getAttribute('aria-label')).to.equal('Fermer');
+    expect(byPart(shadow(el), 'close-button')!.getAttribute('aria-label')).to.equal('Fermer');
   });
 
   it('renders an icon only from an http(s) URL or a data image, never as markup', async () => {

@@ -3,6 +3,7 @@ import { sendKeys } from '@web/test-runner-commands';
 import { ForgeClient } from '../src/api/index.js';
 import type { UserWithWorkflows } from '../src/api/types.js';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
+import { allByPart, byLabel, byPart, byRole } from './support/harness.js';
 import '../src/workflow-list/define.js';
 import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
 import { connectIntegrations, createUser, hostApi, serviceInfo, tokenUrl, userToken } from './support/forge.js';
@@ -27,23 +28,24 @@ async function renderList(userId: string): Promise<ForgeWorkflowList> {
   );
   // As long as the suite's other waits for the service: one second is too short while three
   // engines share two cores.
-  await waitUntil(() => el.shadowRoot!.querySelector('[part~="list"]'), 'the list did not load', { timeout: 10_000 });
+  await waitUntil(() => byPart(el.shadowRoot!, 'list'), 'the list did not load', { timeout: 10_000 });
   return el;
 }
 
 const row = (el: ForgeWorkflowList, name: string) =>
-  [...el.shadowRoot!.querySelectorAll('[part~="row"]')].find(
-    (r) => r.querySelector('[part~="name"]')!.textContent === name,
-  )!;
-const switchOf = (el: ForgeWorkflowList, name: string) =>
-  el.shadowRoot!.querySelector<HTMLInputElement>(`[role="switch"][aria-label="${name}"]`);
+  [...allByPart(el.shadowRoot!, 'row')].find((r) => byPart(r, 'name')!.textContent === name)!;
+const switchOf = (el: ForgeWorkflowList, name: string) => byRole<HTMLInputElement>(el.shadowRoot!, 'switch', name);
 
 /** Waits for the open modal's settings step and answers its save button. */
 async function saveButton(el: ForgeWorkflowList): Promise<HTMLButtonElement> {
-  const find = () =>
-    el
-      .shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal')
-      ?.shadowRoot?.querySelector<HTMLButtonElement>('button[type="submit"][form="settings"]');
+  const find = () => {
+    const modal = el.shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal')?.shadowRoot;
+    return (
+      modal &&
+      byRole(modal, 'form', 'Settings') &&
+      byRole<HTMLButtonElement>(modal, 'button', /^(Save changes|Enable workflow)$/)
+    );
+  };
   await waitUntil(find, 'the modal did not reach its settings');
   return find()!;
 }
@@ -67,10 +69,10 @@ describe('<forge-workflow-list> with <forge-config-modal>', () => {
     document.head.append(style);
     try {
       const el = await renderList(await connectedUser());
-      row(el, STRIPE_TO_SLACK.name).querySelector<HTMLButtonElement>('[part~="enable-button"]')!.click();
+      byPart<HTMLButtonElement>(row(el, STRIPE_TO_SLACK.name), 'enable-button')!.click();
       await saveButton(el);
       const modal = el.shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal')!;
-      const footer = modal.shadowRoot!.querySelector('[part~="footer"]')!;
+      const footer = byPart(modal.shadowRoot!, 'footer')!;
       expect(getComputedStyle(footer).borderTopColor).to.equal('rgb(1, 2, 3)');
       expect(getComputedStyle(footer).borderTopWidth).to.equal('5px');
     } finally {
@@ -81,7 +83,7 @@ describe('<forge-workflow-list> with <forge-config-modal>', () => {
   it('enabling a workflow in the modal turns its row into a switch and Configure, without reloading the list', async () => {
     const userId = await connectedUser();
     const el = await renderList(userId);
-    const enable = row(el, STRIPE_TO_SLACK.name).querySelector<HTMLButtonElement>('[part~="enable-button"]')!;
+    const enable = byPart<HTMLButtonElement>(row(el, STRIPE_TO_SLACK.name), 'enable-button')!;
     enable.focus();
     await sendKeys({ press: 'Enter' });
     const save = await saveButton(el);
@@ -99,7 +101,7 @@ describe('<forge-workflow-list> with <forge-config-modal>', () => {
     expect(install.detail.parentId).to.equal(STRIPE_TO_SLACK.id);
     // Only the new child was read again, not the catalog or the user.
     expect(requests.paths).to.deep.equal([`GET /workflow/${install.detail.workflowId}`]);
-    expect(row(el, STRIPE_TO_SLACK.name).querySelector('[part~="configure-button"]')).to.equal(enable);
+    expect(byPart(row(el, STRIPE_TO_SLACK.name), 'configure-button')).to.equal(enable);
 
     const { body } = await hostApi<UserWithWorkflows>('GET', `/user/${userId}`);
     expect(body.workflows.map((w) => [w.parentId, w._id, w.active])).to.deep.equal([
@@ -124,10 +126,10 @@ describe('<forge-workflow-list> with <forge-config-modal>', () => {
     // Switched off elsewhere (the host's backend) while this list still shows it on.
     await hostApi('PUT', `/workflow/${workflowId}/deactivate`);
 
-    row(el, STRIPE_TO_SLACK.name).querySelector<HTMLButtonElement>('[part~="configure-button"]')!.click();
+    byPart<HTMLButtonElement>(row(el, STRIPE_TO_SLACK.name), 'configure-button')!.click();
     const save = await saveButton(el);
     const modalRoot = el.shadowRoot!.querySelector('forge-config-modal')!.shadowRoot!;
-    const channel = modalRoot.querySelector<HTMLInputElement>('form#settings input')!;
+    const channel = byLabel(modalRoot, 'Channel')!;
     channel.focus();
     channel.select();
     await sendKeys({ type: '#sales' });

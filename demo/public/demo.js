@@ -2,16 +2,14 @@
 // saves, show every forge-* event as it fires, switch users and themes. Everything the page
 // shows from event details goes in as text, never as markup.
 
-const EVENTS = [
-  'forge-show',
-  'forge-after-show',
-  'forge-hide',
-  'forge-after-hide',
-  'forge-install',
-  'forge-update',
-  'forge-toggle',
-  'forge-error',
-];
+// Every event either element fires, as the package's custom-elements.json lists them.
+const manifest = await (await fetch('/custom-elements.json')).json();
+const EVENTS = new Set(
+  manifest.modules
+    .flatMap((module) => module.declarations ?? [])
+    .flatMap((element) => element.events ?? [])
+    .map((event) => event.name),
+);
 const MAX_ENTRIES = 50;
 
 const list = document.querySelector('forge-workflow-list');

@@ -212,7 +212,8 @@ export class ForgeEmbedClient {
         signal,
       });
     } catch (error) {
-      if (signal?.aborted) throw error;
+      // Aborted by the caller, or by whatever the given fetch ties requests to: not a network error.
+      if (signal?.aborted || (error as Error).name === 'AbortError') throw error;
       throw new ForgeApiError({
         type: 'about:blank',
         title: 'Network error',

@@ -1,5 +1,5 @@
 import type { OAuthResultMessage } from '../api/types.js';
-import { ForgeError } from '../events.js';
+import { ForgeError } from '../errors.js';
 
 const WIDTH = 520;
 const HEIGHT = 680;
@@ -15,12 +15,36 @@ export function openOAuthPopup(integration: string): Window | null {
   return open('', `forge-oauth-${integration}`, `popup,width=${WIDTH},height=${HEIGHT},left=${left},top=${top}`);
 }
 
+/** Hosts that never leave the machine, where a local service may answer over plain http. */
+const LOOPBACK = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * The authorization URL the service answered, if the popup may open it: `https:`, or `http:` on
+ * a loopback host. The popup is still on `about:blank`, which shares this page's origin, so a
+ * `javascript:` URL from a hostile service (or from anyone between the page and an `http:`
+ * service) would run script in the host page. Anything else is a `connect-failed` ForgeError.
+ */
+export function authorizationUrl(answered: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(answered);
+  } catch {
+    // Not a URL at all: refused below like any other.
+  }
+  const { protocol = 'no URL', hostname = '' } = url ?? {};
+  if (protocol === 'https:' || (protocol === 'http:' && LOOPBACK.test(hostname))) return url!.href;
+  throw new ForgeError(
+    'connect-failed',
+    `The service sent a sign-in address this page does not open (${protocol}); only https addresses are opened. Check that api-base is your Forge service's https origin.`,
+  );
+}
+
 /**
  * Sends the popup to the one-time authorization `url` and waits for the service's callback page
  * to post its result; only messages from `serviceOrigin` and from this popup are believed.
  * Answers the one-time grant to confirm with the user's token (nothing is connected before).
  * Rejects with a ForgeError (`oauth-denied`, `oauth-closed`, `oauth-timeout`, or
- * `connect-failed` with the callback's reason) and with the signal's reason when aborted; the
+ * `connect-failed` with the callback's reason or for a URL `authorizationUrl` refuses) and with the signal's reason when aborted; the
  * popup is closed then.
  */
 export function waitForOAuth(
@@ -32,6 +56,12 @@ export function waitForOAuth(
   signal: AbortSignal,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
+    try {
+      url = authorizationUrl(url);
+    } catch (error) {
+      popup.close();
+      return reject(error);
+    }
     let closedOnce = false;
     const finish = (error?: unknown, grant = '') => {
       removeEventListener('message', onMessage);

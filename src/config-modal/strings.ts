@@ -1,5 +1,6 @@
 /**
- * Every text `<forge-config-modal>` shows or announces. Set the element's `strings` property to
+ * Every text `<forge-config-modal>` shows or announces. Register translations for a locale with
+ * `registerStrings(locale, {configModal: {...}})`, or set the element's `strings` property to
  * an object with the keys to replace; the others stay English. Texts that embed a name or a
  * reason are functions, so a translation can put them where its grammar wants them.
  */
@@ -62,6 +63,7 @@ export interface ConfigModalStrings {
   successInstall: string;
   successEdit: string;
   successIntegration: string;
+  /** `workflowNames` is already a list in the element's locale (`A, B and C`). */
   successText: (workflowNames: string) => string;
   done: string;
 }

@@ -14,28 +14,34 @@ import { createComponent, type EventName } from '@lit/react';
 import React from 'react';
 import '../config-modal/define.js';
 import { ForgeConfigModal as ForgeConfigModalElement } from '../config-modal/config-modal.js';
-import type { ForgeEvent, ForgeEventName } from '../events.js';
+import {
+  configModalEvents,
+  type ForgeEvent,
+  type ForgeEventName,
+  type PascalCase,
+  workflowListEvents,
+} from '../events.js';
 import '../workflow-list/define.js';
 import { ForgeWorkflowList as ForgeWorkflowListElement } from '../workflow-list/workflow-list.js';
 
-/** Types the handler prop of an event: `onForgeToggle` gets a `CustomEvent<{workflowId, active}>`. */
-const event = <K extends ForgeEventName>(name: K) => name as EventName<ForgeEvent<K>>;
+/**
+ * The `events` map of `createComponent` for an element's events (`events.ts`): `onForgeToggle`
+ * listens to `forge-toggle` and gets a `CustomEvent<{workflowId, active}>`.
+ */
+function reactEvents<N extends ForgeEventName>(names: readonly N[]) {
+  const props = names.map((name) => [
+    `on${name.replace(/(?:^|-)(\w)/g, (_, first: string) => first.toUpperCase())}`,
+    name,
+  ]);
+  return Object.fromEntries(props) as { [K in N as `on${PascalCase<K>}`]: EventName<ForgeEvent<K>> };
+}
 
 export const ForgeConfigModal = createComponent({
   react: React,
   tagName: 'forge-config-modal',
   elementClass: ForgeConfigModalElement,
   displayName: 'ForgeConfigModal',
-  events: {
-    onForgeShow: event('forge-show'),
-    onForgeAfterShow: event('forge-after-show'),
-    onForgeHide: event('forge-hide'),
-    onForgeAfterHide: event('forge-after-hide'),
-    onForgeInstall: event('forge-install'),
-    onForgeUpdate: event('forge-update'),
-    onForgeToggle: event('forge-toggle'),
-    onForgeError: event('forge-error'),
-  },
+  events: reactEvents(configModalEvents),
 });
 
 export const ForgeWorkflowList = createComponent({
@@ -43,10 +49,5 @@ export const ForgeWorkflowList = createComponent({
   tagName: 'forge-workflow-list',
   elementClass: ForgeWorkflowListElement,
   displayName: 'ForgeWorkflowList',
-  events: {
-    onForgeToggle: event('forge-toggle'),
-    onForgeInstall: event('forge-install'),
-    onForgeUpdate: event('forge-update'),
-    onForgeError: event('forge-error'),
-  },
+  events: reactEvents(workflowListEvents),
 });

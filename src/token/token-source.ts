@@ -1,16 +1,8 @@
 import { decodeJwt } from 'jose';
-import { ForgeError } from '../events.js';
+import { TokenError } from '../errors.js';
 
 /** Answers a fresh user token; the elements call it before each open and when one expires. */
 export type TokenProvider = (signal?: AbortSignal) => Promise<string>;
-
-export type TokenErrorCode = 'token-fetch-failed' | 'token-malformed' | 'token-expired';
-
-/** Why no usable token could be had, in words an end user or a host developer can act on. */
-export class TokenError extends ForgeError {
-  override readonly name = 'TokenError';
-  declare readonly code: TokenErrorCode;
-}
 
 export interface UserToken {
   token: string;
@@ -93,17 +85,43 @@ export function tokenUrlProvider(url: string): TokenProvider {
 }
 
 /**
+ * When a token that arrived at `now` is due for replacement: a minute before it expires; a token
+ * shorter-lived than two minutes at half its life, so a short token never turns into a stream of
+ * refetches.
+ */
+export function refreshTime(now: number, expiresAt: number): number {
+  const lifetime = expiresAt - now;
+  return now + Math.max(lifetime - 60_000, lifetime / 2);
+}
+
+/** Where a TokenSource reads the time and sets its timers; tests pass their own. */
+export interface Clock {
+  now(): number;
+  setTimeout(run: () => void, ms: number): unknown;
+  clearTimeout(timer: unknown): void;
+}
+
+const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (run, ms) => setTimeout(run, ms),
+  clearTimeout: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
+};
+
+/**
  * Holds one user token in memory (never in storage, cookies or URLs): concurrent callers share
- * one fetch, and while `keepFresh` is on, a timer fetches the next token before this one expires.
+ * one fetch, and while anyone keeps it fresh, a timer fetches the next token before this one
+ * expires.
  */
 export class TokenSource {
   readonly #provider: TokenProvider;
+  readonly #clock: Clock;
   #token?: UserToken;
   /** When the held token is due for replacement. */
   #refreshAt = 0;
   #inFlight?: Promise<UserToken> | undefined;
-  #timer?: ReturnType<typeof setTimeout>;
-  #users = 0;
+  #timer?: unknown;
+  /** Whoever asked to keep the token fresh and has not yet let go (an element's connection). */
+  #keepers = new Set<object>();
 
   /**
    * How long a token may take to arrive. A token endpoint that never answers would otherwise
@@ -111,17 +129,19 @@ export class TokenSource {
    */
   static timeoutMs = 15_000;
 
-  constructor(provider: TokenProvider) {
+  constructor(provider: TokenProvider, clock: Clock = systemClock) {
     this.#provider = provider;
+    this.#clock = clock;
   }
 
   /** A token fetched now; calls made while one fetch is under way share it. */
   fresh(): Promise<UserToken> {
     this.#inFlight ??= (async () => {
+      const clock = this.#clock;
+      let timer: unknown;
       try {
-        let timer: ReturnType<typeof setTimeout> | undefined;
         const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(
+          timer = clock.setTimeout(
             () =>
               reject(
                 new TokenError(
@@ -132,17 +152,13 @@ export class TokenSource {
             TokenSource.timeoutMs,
           );
         });
-        const token = decodeUserToken(
-          await Promise.race([this.#provider(), timeout]).finally(() => clearTimeout(timer)),
-        );
-        // A minute before expiry; a token shorter-lived than two minutes at half its life,
-        // so a short token never turns into a stream of refetches.
-        const lifetime = token.expiresAt - Date.now();
-        this.#refreshAt = Date.now() + Math.max(lifetime - 60_000, lifetime / 2);
+        const token = decodeUserToken(await Promise.race([this.#provider(), timeout]), clock.now());
+        this.#refreshAt = refreshTime(clock.now(), token.expiresAt);
         this.#token = token;
         this.#schedule();
         return token;
       } finally {
+        clock.clearTimeout(timer);
         this.#inFlight = undefined;
       }
     })();
@@ -151,19 +167,40 @@ export class TokenSource {
 
   /** The held token until it is due for refresh, else a fresh one. */
   current(): Promise<UserToken> {
-    return this.#token && Date.now() < this.#refreshAt ? Promise.resolve(this.#token) : this.fresh();
+    return this.#token && this.#clock.now() < this.#refreshAt ? Promise.resolve(this.#token) : this.fresh();
   }
 
-  /** Counts the elements in use; the refresh timer runs only while there is one. */
-  keepFresh(inUse: boolean): void {
-    this.#users = Math.max(0, this.#users + (inUse ? 1 : -1));
+  /** `keeper` wants the token kept fresh (or no longer); the timer runs while anyone does. */
+  keepFresh(keeper: object, on: boolean): void {
+    this.#keepers[on ? 'add' : 'delete'](keeper);
     this.#schedule();
   }
 
   #schedule(): void {
-    clearTimeout(this.#timer);
-    if (!this.#token || !this.#users) return;
+    const clock = this.#clock;
+    clock.clearTimeout(this.#timer);
+    if (!this.#token || !this.#keepers.size) return;
     // A failed background refresh is not shown here: the next call fetches again and reports.
-    this.#timer = setTimeout(() => this.fresh().catch(() => undefined), this.#refreshAt - Date.now());
+    this.#timer = clock.setTimeout(() => this.fresh().catch(() => undefined), this.#refreshAt - clock.now());
   }
+}
+
+/**
+ * Elements configured with the same token endpoint (or the same provider function) share one
+ * TokenSource, so a list and the modal it opens fetch one token, not two.
+ */
+const sourcesByUrl = new Map<string, TokenSource>();
+const sourcesByProvider = new WeakMap<TokenProvider, TokenSource>();
+
+/** The shared TokenSource of a provider function, else of a token endpoint URL. */
+export function sharedTokenSource(provider: TokenProvider | undefined, url: string): TokenSource | undefined {
+  if (provider) {
+    let source = sourcesByProvider.get(provider);
+    if (!source) sourcesByProvider.set(provider, (source = new TokenSource(provider)));
+    return source;
+  }
+  if (!url) return undefined;
+  let source = sourcesByUrl.get(url);
+  if (!source) sourcesByUrl.set(url, (source = new TokenSource(tokenUrlProvider(url))));
+  return source;
 }

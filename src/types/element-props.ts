@@ -1,9 +1,11 @@
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
 import type { ForgeWorkflowList } from '../workflow-list/workflow-list.js';
 
+export type { ConfigModalEventName, WorkflowListEventName } from '../events.js';
+
 /**
- * The properties and events of each element that framework templates may set and listen to;
- * the React and Vue declarations map them to their own conventions.
+ * The properties of each element that framework templates may set; the React and Vue
+ * declarations map them, and the events of `events.ts`, to their own conventions.
  */
 export type ConfigModalProperties = Partial<
   Pick<
@@ -20,21 +22,9 @@ export type ConfigModalProperties = Partial<
   >
 >;
 
-export type ConfigModalEventName =
-  | 'forge-show'
-  | 'forge-after-show'
-  | 'forge-hide'
-  | 'forge-after-hide'
-  | 'forge-install'
-  | 'forge-update'
-  | 'forge-toggle'
-  | 'forge-error';
-
 export type WorkflowListProperties = Partial<
   Pick<
     ForgeWorkflowList,
     'apiBase' | 'tokenUrl' | 'tokenProvider' | 'integration' | 'theme' | 'strings' | 'modalStrings' | 'filterThreshold'
   >
 >;
-
-export type WorkflowListEventName = 'forge-toggle' | 'forge-install' | 'forge-update' | 'forge-error';

@@ -12,7 +12,7 @@
  * ```
  */
 import type { DefineComponent } from 'vue';
-import type { ForgeEvent, ForgeEventName } from '../events.js';
+import type { ForgeEvent, ForgeEventName, PascalCase } from '../events.js';
 import type {
   ConfigModalEventName,
   ConfigModalProperties,
@@ -22,13 +22,8 @@ import type {
 
 /** `@forge-toggle` in a template is the `onForgeToggle` prop to Vue's type checker. */
 type Handlers<Names extends ForgeEventName> = {
-  [K in Names as K extends `forge-${infer Rest}` ? `onForge${PascalCase<Rest>}` : never]?: (
-    event: ForgeEvent<K>,
-  ) => void;
+  [K in Names as `on${PascalCase<K>}`]?: (event: ForgeEvent<K>) => void;
 };
-type PascalCase<S extends string> = S extends `${infer Head}-${infer Tail}`
-  ? `${Capitalize<Head>}${PascalCase<Tail>}`
-  : Capitalize<S>;
 
 /** Vue's type checker matches `api-base="…"` and `:tokenProvider="…"` to these camelCase props. */
 export type ForgeConfigModalVueProps = ConfigModalProperties & Handlers<ConfigModalEventName>;

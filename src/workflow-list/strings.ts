@@ -1,5 +1,8 @@
+import type { Plural } from '../internal/localize.js';
+
 /**
- * Every text `<forge-workflow-list>` shows or announces. Set the element's `strings` property to
+ * Every text `<forge-workflow-list>` shows or announces. Register translations for a locale with
+ * `registerStrings(locale, {workflowList: {...}})`, or set the element's `strings` property to
  * an object with the keys to replace; the others stay English. Texts that embed a number, a
  * query or a reason are functions, so a translation can put them where its grammar wants them.
  */
@@ -18,8 +21,8 @@ export interface WorkflowListStrings {
   configure: string;
   /** Label of the filter box shown for long lists. */
   filterLabel: string;
-  /** Announced while the filter box is in use. */
-  matchCount: (shown: number, total: number) => string;
+  /** Announced while the filter box is in use; `plural` picks the form for a count in the element's locale. */
+  matchCount: (shown: number, total: number, plural: Plural) => string;
   noMatches: (query: string) => string;
   /** Said in the row when switching on or off failed. */
   turnOnFailed: (reason: string) => string;
@@ -40,7 +43,8 @@ export const defaultWorkflowListStrings: WorkflowListStrings = {
   enable: 'Enable',
   configure: 'Configure',
   filterLabel: 'Filter workflows',
-  matchCount: (shown, total) => `${shown} of ${total} workflows shown`,
+  matchCount: (shown, total, plural) =>
+    plural(total, { one: `${shown} of # workflow shown`, other: `${shown} of # workflows shown` }),
   noMatches: (query) => `No workflow matches “${query}”.`,
   turnOnFailed: (reason) => `Could not turn this workflow on. ${reason}`,
   turnOffFailed: (reason) => `Could not turn this workflow off. ${reason}`,

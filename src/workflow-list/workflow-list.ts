@@ -1,11 +1,14 @@
 import { Task, TaskStatus } from '@lit/task';
-import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
+import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { ForgeApiError } from '../api/embed-client.js';
 import type { ChildWorkflowSummary, ParentWorkflow } from '../api/types.js';
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
 import type { ConfigModalStrings } from '../config-modal/strings.js';
-import { emit, errorDetail, type ForgeErrorCode, type ForgeEvent } from '../events.js';
-import { ForgeElement } from '../forge-element.js';
+import { isAbort } from '../errors.js';
+import { emit, type ForgeEvent, reportError } from '../events.js';
+import { Connection } from '../internal/connection.js';
+import { ForgeElement } from '../internal/forge-element.js';
+import { Localize } from '../internal/localize.js';
 import { safeIconUrl, themeStyles } from '../theme.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
 import { workflowListStyles } from './workflow-list.styles.js';
@@ -35,8 +38,6 @@ const installedFrom = ({ _id, active }: Pick<ChildWorkflowSummary, '_id' | 'acti
   wanted: active,
 });
 
-const isAbort = (error: unknown) => (error as Error | undefined)?.name === 'AbortError';
-
 /**
  * The workflows a host offers its end user, joined with the ones this user has enabled: each
  * installed workflow gets an on/off switch and "Configure", each other one "Enable". Both open a
@@ -47,11 +48,11 @@ const isAbort = (error: unknown) => (error as Error | undefined)?.name === 'Abor
  * under way are queued, not raced: the switch keeps showing the latest choice and, once the
  * request settles, one more request brings the service to it if it still differs.
  *
- * @event forge-toggle - `{workflowId, active}`: the service confirmed a switch the user moved.
- * @event forge-error - `{code, message, status?}`: loading, a switch, or a token failed; the
+ * @event {ForgeEvent<'forge-toggle'>} forge-toggle - `{workflowId, active}`: the service confirmed a switch the user moved.
+ * @event {ForgeEvent<'forge-error'>} forge-error - `{code, message, status?}`: loading, a switch, or a token failed; the
  *   element shows the message too.
- * @event forge-install - Bubbles out of the modal: the user enabled a workflow.
- * @event forge-update - Bubbles out of the modal: the user saved an enabled workflow's settings.
+ * @event {ForgeEvent<'forge-install'>} forge-install - Bubbles out of the modal: the user enabled a workflow.
+ * @event {ForgeEvent<'forge-update'>} forge-update - Bubbles out of the modal: the user saved an enabled workflow's settings.
  *
  * @csspart base - The wrapper of everything the element shows.
  * @csspart filter - The filter box, shown past `filter-threshold` workflows.
@@ -104,15 +105,26 @@ export class ForgeWorkflowList extends ForgeElement {
   /** Pins the color scheme; by default it follows the user's `prefers-color-scheme`. */
   theme?: 'light' | 'dark';
 
-  /** Replacements for any of the texts the list shows (English by default). */
+  /**
+   * Replacements for any of the texts the list shows, over those `registerStrings` holds for the
+   * nearest `lang` (English by default).
+   */
   strings: Partial<WorkflowListStrings> = {};
 
-  /** Replacements for texts of the `<forge-config-modal>` the list opens (its `strings`). */
+  /**
+   * The `strings` of the `<forge-config-modal>` the list opens.
+   * @deprecated The modal the list opens reads `registerStrings` and the `lang` around the list
+   * itself; register its texts with `registerStrings(locale, {configModal: {...}})` instead.
+   */
   modalStrings: Partial<ConfigModalStrings> = {};
 
+  readonly #localize = new Localize(this, 'workflowList', defaultWorkflowListStrings);
+
+  get #text(): WorkflowListStrings {
+    return this.#localize.texts;
+  }
+
   // Private state: changes call requestUpdate() themselves.
-  /** The texts in use: `strings` over the English defaults. */
-  #text = defaultWorkflowListStrings;
   #filter = '';
   /** The parent workflow the modal is (or was last) open for. */
   #modalFor = '';
@@ -121,11 +133,14 @@ export class ForgeWorkflowList extends ForgeElement {
   /** Why a row's last action failed, by parent id. */
   #rowErrors = new Map<string, string>();
 
+  readonly #connection = new Connection(this);
+
   #loadTask = new Task(this, {
     args: () => [this.apiBase, this.tokenUrl, this.tokenProvider, this.integration] as const,
     task: async ([, , , integration], { signal }) => {
-      const { client, tokens } = await this.configuredConnection(signal);
-      const { userId } = await tokens.current();
+      const connection = this.#connection;
+      const client = await connection.ready(signal);
+      const { userId } = await connection.token();
       const [parents, user] = await Promise.all([
         client.listWorkflows({ integration }, { signal }),
         client.getUser(userId, { signal }),
@@ -145,30 +160,22 @@ export class ForgeWorkflowList extends ForgeElement {
       });
     },
     onError: (error) => {
-      if (!isAbort(error)) this.#report(error, 'load-failed');
+      if (!isAbort(error)) reportError(this, error, 'load-failed');
     },
   });
 
   override connectedCallback(): void {
     super.connectedCallback();
-    // A load cut short by disconnecting starts again when the element comes back.
-    if (isAbort(this.#loadTask.error)) void this.#loadTask.run();
+    // Back on the page after a removal, which stopped every request: read everything again.
+    if (this.hasUpdated) {
+      this.#installed = new Map();
+      void this.#loadTask.run();
+    }
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.#loadTask.abort();
-  }
-
-  protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('strings')) this.#text = { ...defaultWorkflowListStrings, ...this.strings };
-  }
-
-  /** Emits `forge-error` for a failure and answers the message to show. */
-  #report(error: unknown, code: ForgeErrorCode): string {
-    const detail = errorDetail(error, code);
-    emit(this, 'forge-error', detail);
-    return detail.message;
   }
 
   #handleToggle(parentId: string, row: Installed, { target }: Event): void {
@@ -185,17 +192,20 @@ export class ForgeWorkflowList extends ForgeElement {
   async #syncSwitch(parentId: string, row: Installed): Promise<void> {
     row.busy = true;
     let target = row.wanted;
+    // Removing the element aborts the request; from then on nothing here touches the rows.
+    const { signal } = this.#connection;
     try {
       while (row.wanted !== row.active) {
         target = row.wanted;
-        const { client } = this.connection();
-        await client[target ? 'activateWorkflow' : 'deactivateWorkflow'](row.childId);
+        await this.#connection.client[target ? 'activateWorkflow' : 'deactivateWorkflow'](row.childId);
+        if (signal.aborted) return;
         row.active = target;
         emit(this, 'forge-toggle', { workflowId: row.childId, active: target });
       }
     } catch (error) {
+      if (signal.aborted) return;
       row.wanted = row.active;
-      const message = this.#report(error, 'toggle-failed');
+      const message = reportError(this, error, 'toggle-failed');
       const t = this.#text;
       if ((error as ForgeApiError).status === 404) {
         // Removed behind the user's back (e.g. by the host): the row offers "Enable" again.
@@ -226,11 +236,14 @@ export class ForgeWorkflowList extends ForgeElement {
   async #rereadChild(parentId: string, childId: string): Promise<void> {
     this.#rowErrors.delete(parentId);
     this.requestUpdate();
+    const { signal } = this.#connection;
     try {
-      const child = await this.connection().client.getWorkflow(childId);
+      const child = await this.#connection.client.getWorkflow(childId);
+      if (signal.aborted) return;
       if (!this.#installed.get(parentId)?.busy) this.#installed.set(parentId, installedFrom(child));
     } catch (error) {
-      this.#rowErrors.set(parentId, this.#text.refreshFailed(this.#report(error, 'load-failed')));
+      if (signal.aborted) return;
+      this.#rowErrors.set(parentId, this.#text.refreshFailed(reportError(this, error, 'load-failed')));
     }
     this.requestUpdate();
   }
@@ -357,7 +370,8 @@ export class ForgeWorkflowList extends ForgeElement {
           : html`<p class="message muted">${t.noMatches(this.#filter.trim())}</p>`
       }`;
     }
-    const announcement = !offers && !failed ? t.loading : needle ? t.matchCount(shown!.length, offers!.length) : '';
+    const announcement =
+      !offers && !failed ? t.loading : needle ? t.matchCount(shown!.length, offers!.length, this.#localize.plural) : '';
     return html`<div class="base" part="base">
         <p class="visually-hidden" role="status">${announcement}</p>
         ${content}

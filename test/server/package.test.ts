@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { configModalEvents, workflowListEvents } from '../../src/events.js';
 
 /**
  * The package as a consumer gets it, after `npm run build`: its exports map, the CDN bundle,
@@ -50,6 +51,27 @@ describe('the exports map', () => {
       );
     }
   });
+});
+
+test("the manifest's events are the ones events.ts declares for each element, each with its type", () => {
+  const manifest = JSON.parse(readFileSync(pkg.customElements, 'utf8'));
+  type Declaration = { tagName?: string; events?: { name: string; type?: { text: string } }[] };
+  const elements: Declaration[] = manifest.modules.flatMap(
+    (m: { declarations?: Declaration[] }) => m.declarations ?? [],
+  );
+  const declared: Record<string, readonly string[]> = {
+    'forge-config-modal': configModalEvents,
+    'forge-workflow-list': workflowListEvents,
+  };
+  for (const [tag, names] of Object.entries(declared)) {
+    const events = elements.find((e) => e.tagName === tag)?.events ?? [];
+    assert.deepEqual(
+      events.map((e) => e.name).sort(),
+      [...names].sort(),
+      `<${tag}>'s @event tags differ from events.ts`,
+    );
+    for (const event of events) assert.equal(event.type?.text, `ForgeEvent<'${event.name}'>`, event.name);
+  }
 });
 
 test('the CDN bundle is one self-contained ES module', () => {

@@ -1,8 +1,12 @@
-import { fixture, html, waitUntil } from '@open-wc/testing';
+import { fixture, html } from '@open-wc/testing';
 import { ForgeClient } from '../../src/api/index.js';
 import type { ForgeConfigModal } from '../../src/config-modal/config-modal.js';
 import '../../src/config-modal/define.js';
-import type { ForgeEventName } from '../../src/events.js';
+import { configModalEvents, type ForgeEventName } from '../../src/events.js';
+import { allByPart, byPart, byRole, Harness } from './harness.js';
+
+export { allByPart, allByRole, byPart, byRole, Harness } from './harness.js';
+
 import { authorizeOAuth, createUser, hostApi, serviceInfo, tokenUrl, userToken } from './forge.js';
 
 /** Demo catalog workflows (server/catalog/demo.json). */
@@ -85,42 +89,25 @@ export async function modalFixture({ userId, workflowId, integration, apiBase }:
 }
 
 export const shadow = (el: HTMLElement) => el.shadowRoot!;
-export const $ = <E extends Element = HTMLElement>(el: HTMLElement, selector: string) =>
-  shadow(el).querySelector<E & Element>(selector);
-
-/** Waits until the modal shows something matching `selector`; answers it. */
-export async function until<E extends Element = HTMLElement>(el: HTMLElement, selector: string): Promise<E> {
-  await waitUntil(() => $(el, selector), `nothing matches ${selector}; the modal shows: ${visibleText(el)}`, {
-    timeout: 10_000,
-  });
-  return $<E>(el, selector)!;
-}
 
 /** The modal's text as a user reads it. */
-// biome-ignore lint/performance/useDomNodeTextContent: what is rendered is the point (no hidden text).
-export const visibleText = (el: HTMLElement) => ($(el, 'dialog')?.innerText ?? '').replace(/\s+/g, ' ').trim();
+export const visibleText = (el: HTMLElement) => new Harness(el).text();
 
-/** The button whose visible text (or accessible name) is `name`. */
-export function button(el: HTMLElement, name: string): HTMLButtonElement | undefined {
-  return [...shadow(el).querySelectorAll('button')].find(
-    (b) => b.textContent!.trim() === name || b.getAttribute('aria-label') === name,
-  );
-}
+/** Waits until the modal shows a part named `part`; answers the first. */
+export const untilPart = <E extends Element = HTMLElement>(el: HTMLElement, part: string) =>
+  new Harness(el).until(() => byPart<E>(shadow(el), part), `part ${part}`);
 
-export async function untilButton(el: HTMLElement, name: string): Promise<HTMLButtonElement> {
-  await waitUntil(() => button(el, name), `no button "${name}"; the modal shows: ${visibleText(el)}`, {
-    timeout: 10_000,
-  });
-  return button(el, name)!;
-}
+/** Waits until the modal shows an element with `role` (and accessible name `name`); answers it. */
+export const untilRole = <E extends Element = HTMLElement>(el: HTMLElement, role: string, name?: string | RegExp) =>
+  new Harness(el).until(() => byRole<E>(shadow(el), role, name), `role ${role}${name ? ` "${name}"` : ''}`);
+
+/** The button whose accessible name (its text or aria-label) is `name`. */
+export const button = (el: HTMLElement, name: string) => byRole<HTMLButtonElement>(shadow(el), 'button', name);
+
+export const untilButton = (el: HTMLElement, name: string) => untilRole<HTMLButtonElement>(el, 'button', name);
 
 /** The input labelled `label`. */
-export function field(el: HTMLElement, label: string): HTMLInputElement {
-  const labelElement = [...shadow(el).querySelectorAll('label')].find((l) => l.textContent!.trim() === label);
-  const input = labelElement && shadow(el).getElementById(labelElement.htmlFor);
-  if (!(input instanceof HTMLInputElement)) throw new Error(`No field labelled ${label}: ${visibleText(el)}`);
-  return input;
-}
+export const field = (el: HTMLElement, label: string): HTMLInputElement => new Harness(el).field(label);
 
 /** Types into a field as far as the element can tell (value set, `input` fired). */
 export function fill(el: HTMLElement, label: string, value: string): void {
@@ -128,6 +115,19 @@ export function fill(el: HTMLElement, label: string, value: string): void {
   input.value = value;
   input.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
 }
+
+/** The connect step's row of an integration, by its name. */
+export function integrationRow(el: HTMLElement, name: string): HTMLElement {
+  const row = allByPart(shadow(el), 'integration').find((r) => new Harness(el).text(r).startsWith(name));
+  if (!row) throw new Error(`No row for ${name}: ${visibleText(el)}`);
+  return row;
+}
+
+/** Whether a connect row says its account is connected. */
+export const saysConnected = (row: Element) => /\bConnected\b/.test(row.textContent!);
+
+/** How many connect rows say their account is connected. */
+export const connectedCount = (el: HTMLElement) => allByPart(shadow(el), 'integration').filter(saysConnected).length;
 
 /** Every forge-* event the element fires, in order. */
 export function recordEvents(el: HTMLElement, names: ForgeEventName[]) {
@@ -137,16 +137,7 @@ export function recordEvents(el: HTMLElement, names: ForgeEventName[]) {
   return events;
 }
 
-export const ALL_EVENTS: ForgeEventName[] = [
-  'forge-show',
-  'forge-after-show',
-  'forge-hide',
-  'forge-after-hide',
-  'forge-install',
-  'forge-update',
-  'forge-toggle',
-  'forge-error',
-];
+export const ALL_EVENTS: ForgeEventName[] = [...configModalEvents];
 
 export interface RecordedRequest {
   url: string;

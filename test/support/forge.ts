@@ -28,6 +28,13 @@ export const hostApi = <T = unknown>(method: string, path: string, body?: unknow
 export const injectFault = (method: string, path: string, kind: number | 'network' | 'truncated') =>
   forge<boolean>('fault', { method, path, kind });
 
+/**
+ * Arms the proxy at `faultyBase` to answer the next matching request with `status` and the JSON
+ * `body`, as a hostile service (or anyone between the page and an `http:` service) could.
+ */
+export const injectAnswer = (method: string, path: string, status: number, body: unknown) =>
+  forge<boolean>('fault', { method, path, kind: status, body });
+
 export const clearFaults = () => forge<boolean>('clearFaults');
 
 /** Stores a credential for each integration, as if the user had connected it (OAuth ones too). */

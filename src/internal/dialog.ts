@@ -1,6 +1,6 @@
 import { html, nothing, type PropertyDeclarations, type PropertyValues, type TemplateResult } from 'lit';
 import { emit, type HideReason } from '../events.js';
-import { ForgeElement } from '../forge-element.js';
+import { ForgeElement } from './forge-element.js';
 
 /**
  * The native-dialog half of `<forge-config-modal>`: `open`, `show()`/`hide()` and their

@@ -1,0 +1,382 @@
+import { html, nothing, type TemplateResult } from 'lit';
+import type { Integration } from '../api/types.js';
+import type { HideReason } from '../events.js';
+import { type SettingField, settingFields, variableBlocks } from './settings.js';
+import {
+  chosen,
+  type FocusTarget,
+  type Loaded,
+  missing,
+  parameterKey,
+  type Step,
+  stepAfterChoosing,
+  stepsOf,
+  toConnect,
+  type View,
+} from './state.js';
+import type { ConfigModalStrings } from './strings.js';
+import { alertGlyph, checkGlyph, closeGlyph, iconImage, layout, spinner } from './templates.js';
+
+/** Keys and secrets are masked; other parameters (a server prefix) are easier to check when visible. */
+const SECRET_NAME = /key|secret|token|password/i;
+
+/**
+ * Marks with `autofocus` the one element focus moves to after this render: the first that
+ * offers the wanted target, in document order, else the step's main button (rendered after
+ * the body, so it is asked last).
+ */
+export class FocusMark {
+  #want: FocusTarget | undefined;
+
+  constructor(want: FocusTarget | undefined) {
+    this.#want = want;
+  }
+
+  /** Whether the element offering `targets` takes focus; the main button offers `primary`. */
+  at(...targets: FocusTarget[]): boolean {
+    const want = this.#want;
+    if (!want || !(targets.includes(want) || targets.includes('primary'))) return false;
+    this.#want = undefined;
+    return true;
+  }
+}
+
+/** What the user can do in a step; the element answers each. */
+export interface StepActions {
+  close(reason: HideReason): void;
+  goTo(step: Step): void;
+  select(parentId: string, on: boolean): void;
+  continueFromConnect(): void;
+  connectOAuth(integration: Integration): void;
+  toggleForm(name: string): void;
+  submitParameters(event: SubmitEvent, integration: Integration): void;
+  setValue(key: string, value: string): void;
+  save(event: Event): void;
+  retryLoad(): void;
+}
+
+/** Everything a step's view reads: it renders from this alone. */
+export interface StepContext {
+  t: ConfigModalStrings;
+  loaded: Loaded;
+  view: View;
+  saving: boolean;
+  /** A connect run is under way for `view.connecting`. */
+  connectBusy: boolean;
+  focus: FocusMark;
+  on: StepActions;
+  /** `A, B and C` in the element's locale. */
+  list: (items: string[]) => string;
+}
+
+/** The header's title, subtitle and icons: what is being set up, once it is known. */
+export function header(t: ConfigModalStrings, loaded: Loaded | undefined, close: () => void) {
+  let title = t.titleLoading;
+  let subtitle: string | undefined;
+  if (loaded?.integration) {
+    title = t.titleIntegration(loaded.integration.displayName);
+    subtitle = t.subtitleIntegration;
+  } else if (loaded) {
+    const { name, description, workflowId } = loaded.workflows[0]!;
+    const install = loaded.mode === 'install';
+    title = (install ? t.titleInstall : t.titleEdit)(name);
+    subtitle = install
+      ? description || t.subtitleInstall
+      : loaded.installed.get(workflowId)?.active === false
+        ? t.subtitleEditInactive
+        : t.subtitleEdit;
+  }
+  const content = html`<header part="header" class="header">
+    ${
+      loaded
+        ? html`<div class="header-icons">
+            ${(loaded.integration ? [loaded.integration] : loaded.workflows[0]!.integrations)
+              .slice(0, 3)
+              .map((i) => iconImage(i.icon))}
+          </div>`
+        : nothing
+    }
+    <div class="heading">
+      <h2 part="title" id="title">${title}</h2>
+      ${subtitle ? html`<p part="subtitle" id="subtitle" class="muted">${subtitle}</p>` : nothing}
+    </div>
+    <button part="close-button" class="close" aria-label=${t.close} @click=${close}>${closeGlyph}</button>
+  </header>`;
+  return { content, described: !!subtitle };
+}
+
+export const loadingView = (t: ConfigModalStrings) =>
+  layout(html`<div class="loading muted" role="status">${spinner}${t.loading}</div>`, undefined, true);
+
+export function loadErrorView(t: ConfigModalStrings, { message }: Error, focus: FocusMark, on: StepActions) {
+  return layout(
+    html`<div part="message" class="message" role="alert">
+      ${alertGlyph}
+      <div><p class="message-title">${t.loadFailed}</p><p>${message}</p></div>
+    </div>`,
+    html`<button class="button" @click=${() => on.close('button')}>${t.close}</button>
+      <button class="button primary" ?autofocus=${focus.at('primary')} @click=${on.retryLoad}>${t.retry}</button>`,
+  );
+}
+
+export function doneView({ t, loaded, view, focus, on, list }: StepContext) {
+  const names = list(chosen(loaded, view).map((parent) => parent.name));
+  const title = { install: t.successInstall, edit: t.successEdit, integration: t.successIntegration }[loaded.mode];
+  return layout(
+    html`<div class="success" role="status">
+      <span class="success-mark">${checkGlyph}</span>
+      <h3>${title}</h3>
+      ${names ? html`<p class="muted">${t.successText(names)}</p>` : nothing}
+      <slot name="success"></slot>
+    </div>`,
+    html`<button class="button primary" ?autofocus=${focus.at('primary')} @click=${() => on.close('done')}>
+      ${t.done}
+    </button>`,
+  );
+}
+
+/** The list of steps and the step's intro, above its content. */
+function intro({ t, loaded, view }: StepContext, text: string) {
+  const steps = stepsOf(loaded, view);
+  const current = steps.indexOf(view.step);
+  const names = { choose: t.stepChoose, connect: t.stepConnect, configure: t.stepConfigure };
+  const stepList = steps[1]
+    ? html`<ol part="steps" class="steps" aria-label=${t.stepsLabel}>
+        ${steps.map(
+          (step, i) =>
+            html`<li class=${i < current ? 'past' : ''} aria-current=${i === current ? 'step' : nothing}>
+              ${names[step as keyof typeof names]}
+            </li>`,
+        )}
+      </ol>`
+    : nothing;
+  return html`${stepList}<p class="intro muted">${text}</p>`;
+}
+
+function back({ t, loaded, view, on }: StepContext) {
+  const steps = stepsOf(loaded, view);
+  const previous = steps[steps.indexOf(view.step) - 1];
+  return previous ? html`<button class="button" @click=${() => on.goTo(previous)}>${t.back}</button>` : nothing;
+}
+
+const stepMessage = ({ view }: StepContext) =>
+  view.message
+    ? html`<div part="message" class="message" role="alert">${alertGlyph}<p>${view.message}</p></div>`
+    : nothing;
+
+export function chooseView(context: StepContext) {
+  const { t, loaded, view, focus, on } = context;
+  const name = loaded.integration!.displayName;
+  if (!loaded.workflows[0]) {
+    return layout(
+      html`<p class="empty muted">${t.noWorkflows(name)}</p>`,
+      html`<button class="button primary" ?autofocus=${focus.at('primary')} @click=${() => on.close('button')}>
+        ${t.close}
+      </button>`,
+    );
+  }
+  return layout(
+    html`${intro(context, t.chooseIntro(name))}
+      <ul class="rows" role="list">
+        ${loaded.workflows.map(
+          ({ workflowId, name, description }, i) => html`<li part="workflow" class="row">
+            <label class="row-head">
+              <span class="row-text">
+                <span class="row-name" id="workflow-${i}">${name}</span>
+                ${description ? html`<span class="help muted" id="workflow-${i}-help">${description}</span>` : nothing}
+              </span>
+              <input
+                part="switch"
+                class="switch"
+                type="checkbox"
+                role="switch"
+                aria-labelledby="workflow-${i}"
+                aria-describedby=${description ? `workflow-${i}-help` : nothing}
+                ?autofocus=${focus.at('body')}
+                .checked=${view.selected.has(workflowId)}
+                @change=${({ target }: Event) => on.select(workflowId, (target as HTMLInputElement).checked)}
+              />
+            </label>
+          </li>`,
+        )}
+      </ul>`,
+    html`<button
+      class="button primary"
+      ?autofocus=${focus.at('primary')}
+      @click=${() => on.goTo(stepAfterChoosing(loaded, view))}
+    >
+      ${t.continue}
+    </button>`,
+  );
+}
+
+export function connectView(context: StepContext) {
+  const { t, loaded, view, focus, on } = context;
+  const fieldIds = fieldNumbering();
+  const body = html`${intro(context, t.connectIntro)}
+    <ul class="rows" role="list">
+      ${toConnect(loaded, view).map((integration, i) => integrationRow(context, integration, `integration-${i}`, fieldIds))}
+    </ul>
+    ${stepMessage(context)}`;
+  return layout(
+    body,
+    html`${back(context)}
+      <button
+        class="button ${missing(loaded, view)[0] ? '' : 'primary'}"
+        ?autofocus=${focus.at('primary')}
+        @click=${on.continueFromConnect}
+      >
+        ${t.continue}
+      </button>`,
+  );
+}
+
+/** The connect step's row for one integration: its state, its action, and its parameters' form. */
+function integrationRow(context: StepContext, integration: Integration, id: string, fieldIds: () => string) {
+  const { t, loaded, view, connectBusy, focus, on } = context;
+  const { name, displayName } = integration;
+  const parameters = integration.requiredParameters ?? [];
+  const connected = loaded.connected.has(name);
+  const busy = connectBusy && view.connecting === name;
+  const failure = view.errors.get(name);
+  const formOpen = parameters[0] && (!connected || view.reopened.has(name));
+  let action: unknown = nothing;
+  if (!parameters[0]) {
+    action = html`<button
+      class="button ${connected ? '' : 'tonal'}"
+      aria-describedby="${id}-name ${id}-status"
+      aria-disabled=${busy}
+      ?autofocus=${focus.at('body')}
+      @click=${() => on.connectOAuth(integration)}
+    >
+      ${busy ? spinner : nothing} ${failure ? t.retry : connected ? t.reconnect : t.connect}
+    </button>`;
+  } else if (connected) {
+    action = html`<button
+      class="button"
+      aria-describedby="${id}-name"
+      aria-expanded=${!!formOpen}
+      ?autofocus=${focus.at('body')}
+      @click=${() => on.toggleForm(name)}
+    >
+      ${formOpen ? t.cancel : t.reconnect}
+    </button>`;
+  }
+  return html`<li part="integration" class="row integration">
+    <div class="row-head">
+      ${iconImage(integration.icon)}
+      <span class="row-text">
+        <span class="row-name" id="${id}-name">${displayName}</span>
+        <span class="status ${connected ? 'connected' : 'muted'}" id="${id}-status">
+          ${connected && !busy ? checkGlyph : nothing}
+          ${busy && !parameters[0] ? t.waitingForPopup(displayName) : connected ? t.connected : t.notConnected}
+        </span>
+      </span>
+      ${action}
+    </div>
+    ${
+      formOpen
+        ? html`<form class="parameters" novalidate @submit=${(event: SubmitEvent) => on.submitParameters(event, integration)}>
+            ${parameters.map((p) =>
+              field(
+                context,
+                fieldIds(),
+                parameterKey(name, p.name),
+                p.displayName,
+                p.description,
+                SECRET_NAME.test(p.name) ? 'password' : 'text',
+              ),
+            )}
+            <button class="button tonal" type="submit" aria-describedby="${id}-name" aria-disabled=${busy}>
+              ${busy ? html`${spinner}${t.saving}` : t.saveParameters}
+            </button>
+          </form>`
+        : nothing
+    }
+    ${failure ? html`<p class="row-error danger" role="alert">${alertGlyph}<span>${failure}</span></p>` : nothing}
+  </li>`;
+}
+
+export function configureView(context: StepContext) {
+  const { t, loaded, view, saving, focus, on } = context;
+  const fieldIds = fieldNumbering();
+  let fieldCount = 0;
+  const fieldOf = (f: SettingField) => {
+    fieldCount++;
+    return field(context, fieldIds(), f.key, f.label, f.description, f.numeric ? 'number' : 'text');
+  };
+  const sections = chosen(loaded, view).map((parent) => {
+    const fields = settingFields(parent);
+    const blocks = variableBlocks(parent.blocks);
+    return html`<section>
+      ${loaded.integration ? html`<h3 class="section-title">${parent.name}</h3>` : nothing}
+      ${
+        // Several blocks are told apart by their names; a single one needs no heading of its own.
+        blocks[1]
+          ? blocks.map(
+              (block) => html`<fieldset part="block" class="block">
+                <legend class="muted">${block.name}</legend>
+                ${fields.filter((f) => f.block === block.id).map(fieldOf)}
+              </fieldset>`,
+            )
+          : html`<div part="block" class="block">${fields.map(fieldOf)}</div>`
+      }
+    </section>`;
+  });
+  return layout(
+    html`${intro(context, fieldCount ? t.configureIntro : t.noSettings)} ${stepMessage(context)}
+      <form id="settings" aria-label=${t.stepConfigure} novalidate @submit=${on.save}>${sections}</form>`,
+    html`${back(context)}
+      <button
+        class="button primary"
+        type="submit"
+        form="settings"
+        aria-disabled=${saving}
+        ?autofocus=${focus.at('primary')}
+      >
+        ${saving ? html`${spinner}${t.saving}` : { install: t.enable, edit: t.saveChanges, integration: t.apply }[loaded.mode]}
+      </button>`,
+    saving,
+  );
+}
+
+/** Ids for the fields of one render. */
+function fieldNumbering(): () => string {
+  let count = 0;
+  return () => `field-${count++}`;
+}
+
+/**
+ * A labelled input with its help text and, after a failed save, its error, both tied to the
+ * input through `aria-describedby` so a screen reader reads them with the field.
+ */
+function field(
+  { view, focus, on }: StepContext,
+  id: string,
+  key: string,
+  label: string,
+  description: string | undefined,
+  type: string,
+): TemplateResult {
+  const error = view.errors.get(key);
+  const describedBy = [description && `${id}-help`, error && `${id}-error`].filter(Boolean).join(' ');
+  return html`<div part="field" class="field">
+    <label part="label" for=${id}>${label}</label>
+    <input
+      part="input"
+      class="input"
+      id=${id}
+      type=${type}
+      step=${type === 'number' ? 'any' : nothing}
+      autocomplete="off"
+      spellcheck="false"
+      .value=${view.values.get(key) ?? ''}
+      aria-invalid=${!!error}
+      aria-describedby=${describedBy || nothing}
+      ?autofocus=${focus.at('body', ...(error ? (['invalid'] as const) : []))}
+      @input=${({ target }: Event) => on.setValue(key, (target as HTMLInputElement).value)}
+    />
+    ${description ? html`<p part="help" class="help muted" id="${id}-help">${description}</p>` : nothing}
+    ${error ? html`<p part="field-error" class="field-error danger" id="${id}-error">${alertGlyph}${error}</p>` : nothing}
+  </div>`;
+}
