@@ -91,7 +91,8 @@ const forgeCommands = {
 
 /**
  * Completes a one-time OAuth authorization URL over plain HTTP, as a user who presses Allow on
- * the local consent page would: for tests that need a user with a connected account.
+ * the local consent page would: for tests that need a user with a connected account. Answers
+ * the grant the callback page posts to its opener, which the page then confirms.
  */
 async function authorizeWithoutBrowser(url) {
   const consentPage = (await fetch(url, { redirect: 'manual' })).headers.get('location');
@@ -101,7 +102,8 @@ async function authorizeWithoutBrowser(url) {
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     body: 'decision=allow',
   });
-  return (await fetch(decided.headers.get('location'))).status;
+  const page = await (await fetch(decided.headers.get('location'))).text();
+  return /"grant":"([\w-]+)"/.exec(page)?.[1];
 }
 
 /** The host-style token endpoint and the fault-injecting proxy. */

@@ -112,7 +112,8 @@ const ignoreConflict = (error: unknown) => {
 
 /**
  * Walks the service's local OAuth flow as the user's browser would (start, consent "Allow",
- * callback), so the seeded user starts with that integration connected.
+ * callback, then the element's confirmation of the grant the callback posts to the page), so
+ * the seeded user starts with that integration connected.
  */
 async function consentToLocalOAuth(serviceUrl: string, token: string, integration: string, origin: string) {
   const step = async (url: string, init: RequestInit = {}) => {
@@ -135,5 +136,11 @@ async function consentToLocalOAuth(serviceUrl: string, token: string, integratio
   });
   const callback = new URL(decided.headers.get('location')!, consentPage);
   const page = await (await step(callback.href)).text();
-  if (!page.includes('"connected"')) throw new Error(`Seeding ${integration}: the OAuth callback did not connect it.`);
+  const grant = /"grant":"([\w-]+)"/.exec(page)?.[1];
+  if (!grant) throw new Error(`Seeding ${integration}: the OAuth callback allowed nothing.`);
+  await step(`${serviceUrl}/forge/2021-12/credentials/${integration}/oauth/confirm`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, Origin: origin, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ grant }),
+  });
 }

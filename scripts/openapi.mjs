@@ -4,7 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import { buildService } from '../server/dist/app.js';
 
-const service = await buildService({ db: ':memory:', apiKey: 'forge_sk_openapi-document-only' });
+// No API key given: one is generated in the throw-away in-memory database; the document needs none.
+const service = await buildService({ db: ':memory:' });
 await service.app.ready();
 writeFileSync('docs/openapi.json', `${JSON.stringify(service.app.swagger(), null, 2)}\n`);
 await service.app.close();

@@ -116,7 +116,9 @@ async function waitFor(name, url) {
 }
 
 async function main() {
-  run('service', ['server/dist/main.js', '--port', String(FORGE_PORT), '--db', join(STATE, 'forge.db')], {
+  // The demo's error inbox runs on this machine, so the error webhook may point at loopback.
+  const serviceArgs = ['--port', String(FORGE_PORT), '--db', join(STATE, 'forge.db'), '--allow-private-webhooks'];
+  run('service', ['server/dist/main.js', ...serviceArgs], {
     FORGE_API_KEY: apiKey,
     FORGE_ALLOWED_ORIGINS: `${demoUrl},http://127.0.0.1:${PORT}`,
     FORGE_SANDBOX_URL: `http://localhost:${SANDBOX_PORT}`,

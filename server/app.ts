@@ -1,6 +1,6 @@
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { AuthKeys, type Principal } from './auth.js';
@@ -20,7 +20,9 @@ import {
   unauthorized,
   unsupportedMediaType,
 } from './http.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { DEMO_CATALOG } from './paths.js';
+import { RateLimiter, type RateLimits } from './rate-limit.js';
 import { LOCAL_PROVIDER_PREFIX, registerCredentials, registerLocalProvider } from './routes/credentials.js';
 import { registerHooks } from './routes/hooks.js';
 import { registerMeta, registerProbes } from './routes/meta.js';
@@ -78,6 +80,15 @@ export interface ServiceOptions {
   delivery?: Pick<DeliveryOptions, 'backoff' | 'timeoutMs'>;
   /** How long an HTTP block waits for an answer, in ms. Default 10 s. */
   httpTimeoutMs?: number;
+  /**
+   * Let the error webhook point at loopback, private and link-local addresses. Off by default:
+   * otherwise it can probe the service's own network. The demo turns it on.
+   */
+  allowPrivateWebhooks?: boolean;
+  /** Limits per action (token, credentials, oauth, webhook); the defaults are generous. */
+  rateLimits?: RateLimits;
+  /** How long an OAuth grant waits for the element's confirmation, in ms. Default 5 minutes. */
+  oauthGrantTtlMs?: number;
 }
 
 export interface ServiceDeps {
@@ -86,6 +97,9 @@ export interface ServiceDeps {
   authKeys: AuthKeys;
   secrets: SecretBox;
   allowedOrigins: string[];
+  allowPrivateWebhooks: boolean;
+  limits: RateLimiter;
+  oauthGrantTtlMs: number | undefined;
 }
 
 /** One route of the service: method, path (relative to the API prefix unless it is another tree) and who may call it. */
@@ -97,7 +111,11 @@ export interface RouteEntry {
 
 export interface Service extends ServiceDeps {
   app: FastifyInstance;
-  apiKey: string;
+  /**
+   * The API key when the service knows it: the configured one, or one it generated on this
+   * start. Otherwise undefined: the database keeps only a hash of a generated key.
+   */
+  apiKey: string | undefined;
   apiKeyGenerated: boolean;
   /** Every route, as Fastify registered it; tests walk it so that no endpoint is left out. */
   routes: RouteEntry[];
@@ -126,16 +144,26 @@ const PROBES = ['/healthz', '/readyz'];
 export async function buildService(options: ServiceOptions = {}): Promise<Service> {
   const dbPath = options.db ?? 'forge.db';
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
+  const secrets = SecretBox.open(dbPath);
   const store = new Store(dbPath);
-  const { authKeys, apiKey, generated } = await AuthKeys.load(store, options.apiKey);
+  const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey);
   const deps: ServiceDeps = {
     store,
     catalog,
     authKeys,
-    secrets: SecretBox.open(dbPath),
+    secrets,
     allowedOrigins: options.allowedOrigins ?? [],
+    allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
+    limits: new RateLimiter(options.rateLimits),
+    oauthGrantTtlMs: options.oauthGrantTtlMs,
   };
-  const delivery = new Delivery({ store, secrets: deps.secrets, ...options.delivery, log: options.log });
+  const delivery = new Delivery({
+    store,
+    secrets,
+    ...options.delivery,
+    allowPrivateTargets: deps.allowPrivateWebhooks,
+    log: options.log,
+  });
   const engine = new Engine({
     store,
     catalog,
@@ -214,9 +242,10 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     ajv.addFormat('date-time', true);
     for (const schema of SHARED_SCHEMAS) ajv.addSchema(schema);
   }
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodyValidator : textValidator).compile(schema),
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const validate = (httpPart === 'body' ? bodyValidator : textValidator).compile(schema);
+    return httpPart === 'querystring' ? plainWholeNumbers(schema, validate) : validate;
+  });
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   // Answers are serialized with JSON.stringify, not compiled from the response schemas: with
   // this service's schemas (open `parameters` objects, unions of value types) the compiled
@@ -398,7 +427,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       registerWorkflows(api, deps);
       registerCredentials(api, deps);
       registerSetup(api, deps);
-      registerHooks(api, engine);
+      registerHooks(api, engine, deps.limits);
       registerSettings(api, deps, delivery);
       registerMeta(api, deps);
     },
@@ -445,8 +474,8 @@ export function baseOf(request: FastifyRequest): string {
 
 async function authenticate(deps: ServiceDeps, request: FastifyRequest, access: Access): Promise<Principal> {
   const principal = await deps.authKeys.authenticate(request.headers.authorization);
-  // An API key never belongs in a browser: a request that a page sent (it has an Origin) is refused.
-  if (principal.kind === 'apiKey' && request.headers.origin) {
+  // An API key never belongs in a browser: a request that a page sent is refused.
+  if (principal.kind === 'apiKey' && sentByBrowser(request)) {
     throw forbidden(
       'API keys must stay on your backend; this request came from a browser page. Use a user token there.',
     );
@@ -463,6 +492,54 @@ async function authenticate(deps: ServiceDeps, request: FastifyRequest, access: 
     );
   }
   return principal;
+}
+
+/** Plain decimal digits, no sign, exponent or leading zero: what coercion alone would let through is wider. */
+const WHOLE_NUMBER = /^(0|[1-9]\d*)$/;
+
+/**
+ * The one rule of whole-number query parameters: plain digits only. The validator's coercion
+ * would read `1e1`, `+5` or `010` as numbers; they are refused like any other wrong value, with
+ * the same field error. (An empty value never gets here: the query parser drops it, so the
+ * parameter takes its default.)
+ */
+function plainWholeNumbers(schema: unknown, validate: ValidateFunction): ValidateFunction {
+  const properties = ((schema as { properties?: Record<string, { type?: string }> }).properties ?? {}) as Record<
+    string,
+    { type?: string }
+  >;
+  const integers = Object.keys(properties).filter((key) => properties[key]!.type === 'integer');
+  if (integers.length === 0) return validate;
+  const check = ((query: Record<string, unknown>) => {
+    const wrong = integers.filter((key) => typeof query[key] === 'string' && !WHOLE_NUMBER.test(query[key]));
+    if (wrong.length === 0) {
+      const valid = validate(query);
+      check.errors = validate.errors;
+      return valid;
+    }
+    check.errors = wrong.map((key) => ({
+      keyword: 'type',
+      instancePath: `/${key}`,
+      schemaPath: `#/properties/${key}/type`,
+      params: { type: 'integer' },
+      message: 'must be integer',
+      data: query[key],
+      parentSchema: properties[key],
+    }));
+    return false;
+  }) as ValidateFunction;
+  return check;
+}
+
+/**
+ * Browsers send Origin with every cross-origin request and every same-origin one that can
+ * change data, and Sec-Fetch-Site / Sec-Fetch-Dest with every request (same-origin GETs too).
+ * Sec-Fetch-Mode alone proves nothing: Node's fetch sends it from a backend.
+ */
+function sentByBrowser(request: FastifyRequest): boolean {
+  return ['origin', 'sec-fetch-site', 'sec-fetch-dest', 'sec-fetch-user'].some(
+    (name) => request.headers[name] !== undefined,
+  );
 }
 
 /** Who may call the route a method and URL lead to; undefined where there is none. */
@@ -522,6 +599,9 @@ function parseJson(body: Buffer): unknown {
       'Bad request',
       'The body is not valid UTF-8. Send JSON encoded as UTF-8, as RFC 8259 requires.',
     );
+  }
+  if (nestsDeeperThan(text)) {
+    throw badRequest(`The body nests objects and arrays more than ${MAX_JSON_DEPTH} deep. Send a flatter JSON body.`);
   }
   try {
     return JSON.parse(text);

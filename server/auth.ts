@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual, type webcrypto } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { unauthorized } from './http.js';
+import type { SecretBox } from './secrets.js';
 import type { Store } from './store/store.js';
 
 type CryptoKey = webcrypto.CryptoKey;
@@ -20,6 +21,12 @@ export function generateApiKey(): string {
   return API_KEY_PREFIX + randomBytes(24).toString('base64url');
 }
 
+/** What may follow the prefix: at least 32 characters of a random-looking alphabet, as generateApiKey makes. */
+const API_KEY_BODY = /^[A-Za-z0-9_-]{32,}$/;
+
+/** Tokens issued this far in the future (clock skew between instances) are still taken. */
+const CLOCK_SKEW_SECONDS = 60;
+
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /**
@@ -36,35 +43,49 @@ export class AuthKeys {
   ) {}
 
   /**
-   * The API key is `configuredKey` when given (FORGE_API_KEY), else the one stored in the
-   * database, else a new one that is stored. `generated` says whether it is new.
+   * The API key is `configuredKey` when given (FORGE_API_KEY), else the one whose hash the
+   * database keeps, else a new one whose hash is stored. `apiKey` is the key when this start
+   * knows it (configured, generated now, or found in clear from an older version); `generated`
+   * says whether it is new.
    */
   static async load(
     store: Store,
+    secrets: SecretBox,
     configuredKey?: string,
-  ): Promise<{ authKeys: AuthKeys; apiKey: string; generated: boolean }> {
-    if (configuredKey !== undefined && !configuredKey.startsWith(API_KEY_PREFIX)) {
-      throw new Error(`FORGE_API_KEY must start with "${API_KEY_PREFIX}" so keys and user tokens are told apart.`);
+  ): Promise<{ authKeys: AuthKeys; apiKey: string | undefined; generated: boolean }> {
+    if (configuredKey !== undefined) {
+      if (!configuredKey.startsWith(API_KEY_PREFIX)) {
+        throw new Error(`FORGE_API_KEY must start with "${API_KEY_PREFIX}" so keys and user tokens are told apart.`);
+      }
+      if (!API_KEY_BODY.test(configuredKey.slice(API_KEY_PREFIX.length))) {
+        throw new Error(
+          `FORGE_API_KEY needs at least 32 random letters, digits, "-" or "_" after "${API_KEY_PREFIX}"; leave it unset and the service generates one.`,
+        );
+      }
     }
-    let apiKey = configuredKey ?? store.getSetting('apiKey');
-    const generated = apiKey === undefined;
-    if (apiKey === undefined) {
+    // Only a hash of the key is stored: the database alone lets nobody call the service.
+    // Older versions stored the key itself; it is replaced by its hash (and shown once more).
+    const legacyKey = store.getSetting('apiKey');
+    if (legacyKey !== undefined) {
+      store.transaction(() => {
+        store.setSetting('apiKeyHash', digest(legacyKey).toString('hex'));
+        store.deleteSetting('apiKey');
+      });
+    }
+    let apiKey = configuredKey ?? legacyKey;
+    let storedHash = store.getSetting('apiKeyHash');
+    const generated = apiKey === undefined && storedHash === undefined;
+    if (generated) {
       apiKey = generateApiKey();
-      store.setSetting('apiKey', apiKey);
+      storedHash = digest(apiKey).toString('hex');
+      store.setSetting('apiKeyHash', storedHash);
     }
-    let stored = store.getSetting('signingKey');
-    if (stored === undefined) {
-      const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-      const jwk = await exportJWK(privateKey);
-      jwk.kid = randomBytes(8).toString('hex');
-      stored = JSON.stringify(jwk);
-      store.setSetting('signingKey', stored);
-    }
-    const privateJwk = JSON.parse(stored) as JWK;
+    const apiKeyDigest = configuredKey !== undefined ? digest(configuredKey) : Buffer.from(storedHash!, 'hex');
+    const privateJwk = await loadSigningKey(store, secrets);
     const privateKey = (await importJWK(privateJwk, 'ES256')) as CryptoKey;
     const { d: _private, ...publicJwk } = privateJwk;
     return {
-      authKeys: new AuthKeys(digest(apiKey), privateKey, { ...publicJwk, alg: 'ES256', use: 'sig' }),
+      authKeys: new AuthKeys(apiKeyDigest, privateKey, { ...publicJwk, alg: 'ES256', use: 'sig' }),
       apiKey,
       generated,
     };
@@ -111,16 +132,25 @@ export class AuthKeys {
       );
     }
     try {
-      const { payload } = await jwtVerify(credential, await this.publicKey(), {
+      const { payload, protectedHeader } = await jwtVerify(credential, await this.publicKey(), {
         issuer: TOKEN_ISSUER,
         audience: TOKEN_AUDIENCE,
         algorithms: ['ES256'],
         requiredClaims: ['sub', 'iat', 'exp'],
       });
-      if (payload.exp! - payload.iat! > MAX_TOKEN_TTL_SECONDS) {
+      // The lifetime counts from now, not from iat: a token "issued" in the future is no longer-lived token.
+      const now = Math.floor(Date.now() / 1000);
+      if (
+        payload.exp! - payload.iat! > MAX_TOKEN_TTL_SECONDS ||
+        payload.exp! - now > MAX_TOKEN_TTL_SECONDS + CLOCK_SKEW_SECONDS ||
+        payload.iat! > now + CLOCK_SKEW_SECONDS
+      ) {
         throw unauthorized(
           'The user token lives longer than 30 minutes, which the service never issues. Fetch a new one.',
         );
+      }
+      if (protectedHeader.kid !== this.publicJwk.kid) {
+        throw unauthorized('The user token was not signed with the service key (kid). Fetch a new one.');
       }
       return { kind: 'user', userId: payload.sub! };
     } catch (error) {
@@ -143,4 +173,21 @@ export class AuthKeys {
     this.publicKeyCache ??= importJWK(this.publicJwk, 'ES256') as Promise<CryptoKey>;
     return this.publicKeyCache;
   }
+}
+
+/**
+ * The token-signing private key (an ES256 JWK), sealed with the SecretBox so the database alone
+ * cannot mint tokens; made on first start. One stored in clear by an older version is sealed.
+ */
+async function loadSigningKey(store: Store, secrets: SecretBox): Promise<JWK> {
+  const stored = store.getSetting('signingKey');
+  if (stored !== undefined && !stored.startsWith('{')) return secrets.open<JWK>(stored);
+  let jwk: JWK;
+  if (stored !== undefined) jwk = JSON.parse(stored) as JWK;
+  else {
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    jwk = { ...(await exportJWK(privateKey)), kid: randomBytes(8).toString('hex') };
+  }
+  store.setSetting('signingKey', secrets.seal(jwk));
+  return jwk;
 }

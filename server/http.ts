@@ -2,6 +2,7 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyError } from 'fastify';
 import type { FieldError, ProblemDocument } from 'forge-embed/client';
 import { ConflictError, DomainError, InvalidInputError, NotFoundError } from './errors.js';
+import type { Verdict } from './rate-limit.js';
 
 /** Bodies above this are refused with 413: the largest legitimate body is a few KB. */
 export const MAX_BODY_BYTES = 100 * 1024;
@@ -55,6 +56,20 @@ export const notFound = (detail: string) => new HttpProblem(404, 'not-found', 'N
 
 export const conflict = (detail: string, extensions: Record<string, unknown> = {}) =>
   new HttpProblem(409, 'conflict', 'Conflict', detail, undefined, {}, extensions);
+
+/** The 429 for a spent rate limit: `what` says what was done too often; Retry-After says when to come back. */
+export function rateLimited(verdict: Verdict, what: string): void {
+  if (verdict.allowed) return;
+  const seconds = verdict.retryAfterSeconds;
+  throw new HttpProblem(
+    429,
+    'rate-limited',
+    'Too many requests',
+    `${what} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+    undefined,
+    { 'Retry-After': String(seconds) },
+  );
+}
 
 export const unsupportedMediaType = (detail: string) =>
   new HttpProblem(415, 'unsupported-media-type', 'Unsupported media type', detail);
@@ -198,11 +213,25 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** The headers of the service's own pages (consent, OAuth callback): they run only their inline script. */
+/**
+ * The headers of the service's own pages (consent, OAuth callback): they run only their inline
+ * script, no other page may frame them (a framed consent page could be clicked through unseen),
+ * and their URLs, which carry the OAuth state and code, are never passed on as a referrer.
+ */
 export const HTML_HEADERS = {
   'Content-Type': 'text/html; charset=utf-8',
   'Cache-Control': 'no-store',
   'Content-Security-Policy':
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'",
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
   'X-Content-Type-Options': 'nosniff',
+};
+
+/** The popup's redirects tell nobody where it came from (their URLs carry the state and the code) and are never framed. */
+export const REDIRECT_HEADERS = {
+  'Cache-Control': 'no-store',
+  'Content-Security-Policy': "frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
 };

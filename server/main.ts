@@ -1,18 +1,26 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { startService } from './app.js';
+import { parseRateLimits, type RateLimits } from './rate-limit.js';
 import { type RunningSandbox, startSandbox } from './sandbox.js';
 
 const USAGE = `forge-service — the local Forge service (Integration Workflow Management Service)
 
 Usage: forge-service [--port 4010] [--db forge.db | :memory:] [--catalog path/to/catalog.json] [--sandbox-port 4011]
+                     [--allow-private-webhooks] [--rate-limits token=120/60,...]
 
-  --sandbox-port   also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
+  --sandbox-port             also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
+  --allow-private-webhooks   let the error webhook point at loopback and private addresses (refused by default)
+  --rate-limits              e.g. token=120/60,credentials=30/60,oauth=30/60,webhook=600/60 (uses per seconds, per
+                             user; per workflow for webhooks), or action=off; these are the defaults
 
 Environment:
-  FORGE_API_KEY          the host's API key (must start with forge_sk_); otherwise one is generated and stored
+  FORGE_API_KEY          the host's API key (forge_sk_ and 32 or more random characters); otherwise one is
+                         generated on first start, printed once and stored only as a hash
   FORGE_ALLOWED_ORIGINS  comma-separated origins the embedded elements run on (CORS), e.g. http://localhost:8000
   FORGE_SECRET_KEY       32 bytes, base64: the key that seals credentials; otherwise a key file beside the database
+  FORGE_ALLOW_PRIVATE_WEBHOOKS  1: as --allow-private-webhooks
+  FORGE_RATE_LIMITS      as --rate-limits (the option wins)
   FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)
   FORGE_LOG              "off" turns the request log (JSON lines on stdout) off
 
@@ -34,6 +42,8 @@ function parse() {
       db: { type: 'string', default: 'forge.db' },
       catalog: { type: 'string' },
       'sandbox-port': { type: 'string' },
+      'allow-private-webhooks': { type: 'boolean' },
+      'rate-limits': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -56,6 +66,14 @@ const allowedOrigins = (process.env.FORGE_ALLOWED_ORIGINS ?? '')
   .map((o) => o.trim().replace(/\/$/, ''))
   .filter(Boolean);
 
+let rateLimits: RateLimits | undefined;
+try {
+  const text = args.values['rate-limits'] ?? process.env.FORGE_RATE_LIMITS;
+  rateLimits = text ? parseRateLimits(text) : undefined;
+} catch (error) {
+  fail((error as Error).message);
+}
+
 const sandboxPort = args.values['sandbox-port'] === undefined ? undefined : Number(args.values['sandbox-port']);
 if (sandboxPort !== undefined && (!Number.isInteger(sandboxPort) || sandboxPort < 0 || sandboxPort > 65535))
   fail(`--sandbox-port must be a whole number from 0 to 65535; got "${args.values['sandbox-port']}".`);
@@ -76,13 +94,23 @@ try {
     catalog: args.values.catalog,
     apiKey: process.env.FORGE_API_KEY || undefined,
     allowedOrigins,
+    rateLimits,
+    allowPrivateWebhooks: args.values['allow-private-webhooks'] || process.env.FORGE_ALLOW_PRIVATE_WEBHOOKS === '1',
     sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
     // One JSON line per request, with its id (FORGE_LOG=off turns the request log off).
     logStream: process.env.FORGE_LOG === 'off' ? undefined : process.stdout,
     log: (line) => console.log(line),
   });
   console.log(`Forge service listening on ${service.url}/forge/2021-12`);
-  console.log(`API key${service.apiKeyGenerated ? ' (generated and stored)' : ''}: ${service.apiKey}`);
+  if (service.apiKeyGenerated) {
+    console.log(`API key (generated; the database keeps only its hash, so note it now): ${service.apiKey}`);
+  } else if (service.apiKey && !process.env.FORGE_API_KEY) {
+    console.log(
+      `API key (stored in clear by an older version, now kept only as a hash; note it now): ${service.apiKey}`,
+    );
+  } else {
+    console.log(process.env.FORGE_API_KEY ? 'API key: FORGE_API_KEY' : 'API key: the one generated on first start');
+  }
   console.log(`Database: ${args.values.db}`);
   if (sandbox) console.log(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
   console.log(

@@ -165,6 +165,10 @@ const NullableString = Type.Union([Type.String(), Type.Null()]);
 
 export const HostSettingsSchema = Type.Object({
   errorWebhookUrl: NullableString,
+  errorWebhookSecret: Type.String({
+    description:
+      'Signs each error delivery (the Forge-Signature header), so the host can verify it came from the service.',
+  }),
   eventBus: Type.Object({
     enabled: Type.Boolean(),
     busName: NullableString,
@@ -173,6 +177,18 @@ export const HostSettingsSchema = Type.Object({
     hasAccessKeys: Type.Boolean(),
   }),
   deliveries: Type.Object({ webhook: Backlog, eventBus: Backlog }),
+});
+
+/**
+ * The 429 of an operation with a rate limit (see --rate-limits): a problem document, with
+ * `Retry-After` saying in how many seconds to try again.
+ */
+export const RateLimitedResponse = (what: string) => ({
+  description: `Too many ${what} in the current window: a problem document; the Retry-After header says in how many seconds to try again.`,
+  headers: {
+    'Retry-After': { type: 'integer', minimum: 1, description: 'Seconds until the limit opens again.' },
+  },
+  content: { 'application/problem+json': { schema: ref(ProblemSchema) } },
 });
 
 /** Every shared schema, for `app.addSchema` (and the OpenAPI document's components). */

@@ -1,10 +1,11 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 
 /**
  * Seals integration credentials at rest with AES-256-GCM. The key never lives in the database:
  * it comes from FORGE_SECRET_KEY (base64, 32 bytes) or from a key file beside the database,
- * created on first start with owner-only permissions. An in-memory database gets a key that
+ * created on first start with owner-only permissions (and refused when others may read or
+ * write it). It also seals the token-signing key. An in-memory database gets a key that
  * lives as long as the process.
  */
 export class SecretBox {
@@ -22,7 +23,14 @@ export class SecretBox {
     if (!existsSync(keyFile)) {
       writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
     }
-    chmodSync(keyFile, 0o600);
+    // A key others could read may have leaked, one others could write may have been swapped:
+    // the operator decides, the service does not quietly trust or repair it.
+    const { mode } = statSync(keyFile);
+    if (mode & 0o077) {
+      throw new Error(
+        `The key file ${keyFile} can be read or written by other accounts (mode ${(mode & 0o777).toString(8)}). If nobody else used it, run "chmod 600 ${keyFile}"; otherwise replace the key and the credentials it sealed.`,
+      );
+    }
     return new SecretBox(Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64'));
   }
 

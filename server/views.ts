@@ -10,8 +10,9 @@ import type {
   UserWithWorkflows,
   VariableValues,
 } from 'forge-embed/client';
-import type { CatalogBlock, CatalogWorkflow } from './catalog/catalog.js';
-import type { StoredHostSettings } from './engine/host-settings.js';
+import { type CatalogBlock, type CatalogWorkflow, currentValue } from './catalog/catalog.js';
+import { errorWebhookSecret, type StoredHostSettings } from './engine/host-settings.js';
+import type { SecretBox } from './secrets.js';
 import type { ChildRow, Store } from './store/store.js';
 
 /**
@@ -38,7 +39,7 @@ function blockView(block: CatalogBlock, values?: VariableValues): Block {
     ...rest,
     parameters: {
       ...block.parameters,
-      variables: block.parameters.variables.map((v) => ({ ...v, value: values?.[v.name] ?? v.value })),
+      variables: block.parameters.variables.map((v) => ({ ...v, value: currentValue(v, values) })),
     },
   };
 }
@@ -83,8 +84,19 @@ export function childSummaryView(child: ChildRow, parent: CatalogWorkflow, base:
   };
 }
 
-export function childView(child: ChildRow, parent: CatalogWorkflow, base: string): ChildWorkflow {
-  const hasWebhook = parent.blocks.some((b) => b.type === 'webhook');
+/**
+ * A child workflow in full. `webhookUrl` only for the host's backend (`withWebhookUrl`): the URL
+ * is the only credential of the webhook sender, so it never reaches a page.
+ */
+export const webhookUrl = (token: string, base: string) => `${base}${API_PREFIX}/hooks/${token}`;
+
+export function childView(
+  child: ChildRow,
+  parent: CatalogWorkflow,
+  base: string,
+  { withWebhookUrl = false }: { withWebhookUrl?: boolean } = {},
+): ChildWorkflow {
+  const hasWebhook = withWebhookUrl && parent.blocks.some((b) => b.type === 'webhook');
   return {
     _id: child.id,
     parentId: child.parentId,
@@ -94,7 +106,7 @@ export function childView(child: ChildRow, parent: CatalogWorkflow, base: string
     active: child.active,
     integrations: parent.integrations.map((i) => integrationView(i, base)),
     blocks: parent.blocks.map((b) => blockView(b, child.variables[b.id])),
-    ...(hasWebhook ? { webhookUrl: `${base}${API_PREFIX}/hooks/${child.webhookToken}` } : {}),
+    ...(hasWebhook ? { webhookUrl: webhookUrl(child.webhookToken, base) } : {}),
     createdAt: child.createdAt,
     updatedAt: child.updatedAt,
   };
@@ -111,16 +123,20 @@ export function blockValuesView(block: CatalogBlock, values: VariableValues): Se
     variables: (block.parameters.variables ?? []).map((v) => ({
       uuid: v.uuid,
       name: v.name,
-      value: values[v.name] ?? v.value,
+      value: currentValue(v, values),
     })),
   };
 }
 
-/** The host settings as GET /settings shows them: the event bus's keys only as whether there are any. */
-export function hostSettingsView(settings: StoredHostSettings, store: Store): HostSettings {
+/**
+ * The host settings as GET /settings shows them: the event bus's keys only as whether there are
+ * any; the secret that signs error deliveries so the host can verify them.
+ */
+export function hostSettingsView(settings: StoredHostSettings, store: Store, secrets: SecretBox): HostSettings {
   const { sealedKeys, ...bus } = settings.eventBus;
   return {
     errorWebhookUrl: settings.errorWebhookUrl,
+    errorWebhookSecret: errorWebhookSecret(store, secrets),
     eventBus: { ...bus, hasAccessKeys: sealedKeys !== null },
     deliveries: {
       webhook: store.deliveryBacklog('webhook'),

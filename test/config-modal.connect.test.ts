@@ -62,6 +62,11 @@ describe('<forge-config-modal> connect step', () => {
     retry.click();
     await consentInPopup('allow');
     await waitUntil(() => saysConnected(row(el, 'Slack')), 'Slack connects', { timeout: 10_000 });
+    // The popup's grant became a credential because this page confirmed it with the user's token.
+    const confirmations = performance
+      .getEntriesByType('resource')
+      .filter((entry) => entry.name.endsWith('/credentials/slack/oauth/confirm'));
+    expect(confirmations.length).to.equal(1);
     expect(byRole(row(el, 'Slack'), 'alert')).to.equal(null);
     expect(rowButton(el, 'Slack').textContent!.trim()).to.equal('Reconnect');
   });
@@ -124,6 +129,7 @@ describe('<forge-config-modal> connect step', () => {
     await waitUntil(() => visibleText(el).includes('Finish connecting in the Slack window'));
     // A forged result posted by this page (another origin than the service's) changes nothing.
     window.postMessage({ type: 'forge-oauth', integration: 'slack', status: 'connected' }, '*');
+    window.postMessage({ type: 'forge-oauth', integration: 'slack', status: 'authorized', grant: 'forged' }, '*');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(visibleText(el)).to.include('Finish connecting in the Slack window');
     await consentInPopup('deny');

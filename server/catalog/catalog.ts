@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Block, Integration, RequiredParameter, Variable } from 'forge-embed/client';
+import type {
+  Block,
+  Integration,
+  RequiredParameter,
+  Variable,
+  VariableValue,
+  VariableValues,
+} from 'forge-embed/client';
 import { NotFoundError } from '../errors.js';
 import { isPlainObject } from '../validate.js';
 
@@ -30,6 +37,14 @@ export interface CatalogWorkflow {
   active: boolean;
   integrations: Integration[];
   blocks: CatalogBlock[];
+}
+
+/**
+ * A variable's value for one user: what the user set, else the catalog's default. Own
+ * properties only, so a variable named "constructor" or "__proto__" is a variable like any other.
+ */
+export function currentValue(variable: Variable, values: VariableValues | undefined): VariableValue {
+  return values && Object.hasOwn(values, variable.name) ? values[variable.name]! : variable.value;
 }
 
 export class Catalog {

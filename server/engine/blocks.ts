@@ -1,5 +1,5 @@
 import type { VariableValues } from 'forge-embed/client';
-import type { CatalogBlock } from '../catalog/catalog.js';
+import { type CatalogBlock, currentValue } from '../catalog/catalog.js';
 import { isPlainObject } from '../validate.js';
 import { evaluate, evaluateText, type Scope } from './expressions.js';
 
@@ -45,7 +45,7 @@ const RUNNERS: Record<string, BlockRunner> = {
     },
   }),
   variables: ({ block, values }) => ({
-    output: Object.fromEntries((block.parameters.variables ?? []).map((v) => [v.name, values?.[v.name] ?? v.value])),
+    output: Object.fromEntries((block.parameters.variables ?? []).map((v) => [v.name, currentValue(v, values)])),
   }),
   transform: ({ block, scope }) => {
     const output = evaluate(block.parameters.output, scope);
@@ -122,6 +122,16 @@ function compare(name: string, left: unknown, operator: string, right: unknown):
 const textOf = (value: unknown) =>
   typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
 
+/**
+ * Whether a URL's path, as written, has a segment that URL parsers read as "." or "..": those
+ * include "%2e" spellings, and "\\" separates segments like "/" does. A value inserted into a
+ * path is percent-encoded, but no encoding keeps ".." from walking up, so the run stops instead.
+ */
+function hasDotSegment(urlText: string): boolean {
+  const path = urlText.replace(/^[a-z][a-z\d+.-]*:\/\/[^/\\?#]*/i, '').split(/[?#]/)[0]!;
+  return path.split(/[/\\]/).some((segment) => /^(\.|%2e){1,2}$/i.test(segment));
+}
+
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** Only this much of a response is kept in the log: the log is for reading, not for archives. */
 const MAX_RESPONSE_BYTES = 256 * 1024;
@@ -135,6 +145,11 @@ async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: Bloc
     );
   }
   const urlText = evaluateText(String(parameters.url ?? ''), scope, { encode: encodeURIComponent });
+  if (hasDotSegment(String(urlText))) {
+    throw new BlockFailure(
+      `The HTTP block "${block.name}" would call "${urlText}", whose path has a "." or ".." segment; a value put into a URL path may not walk up it.`,
+    );
+  }
   let url: URL;
   try {
     url = new URL(String(urlText));

@@ -1,8 +1,12 @@
+import { createHmac } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { ErrorLogEntry } from 'forge-embed/client';
 import type { SecretBox } from '../secrets.js';
 import type { PendingDelivery, Store } from '../store/store.js';
 import { sendToEventBus } from './event-bus.js';
-import { type AccessKeys, activeChannels, loadHostSettings } from './host-settings.js';
+import { type AccessKeys, activeChannels, errorWebhookSecret, loadHostSettings } from './host-settings.js';
+import { privateTargetReason, publicOnlyLookup } from './public-address.js';
 
 /**
  * Delivers error log entries to the host: a POST of the entry to the error webhook URL, and an
@@ -20,6 +24,8 @@ export interface DeliveryOptions {
   backoff?: (attempt: number) => number;
   /** How long one attempt may take. Default 10 s. */
   timeoutMs?: number;
+  /** Deliver to loopback and private addresses too (`allowPrivateWebhooks`). */
+  allowPrivateTargets?: boolean;
   log?: (line: string) => void;
 }
 
@@ -34,6 +40,7 @@ export class Delivery {
   private readonly secrets: SecretBox;
   private readonly backoff: (attempt: number) => number;
   private readonly timeoutMs: number;
+  private readonly allowPrivateTargets: boolean;
   private readonly log: (line: string) => void;
   private readonly shutdown = new AbortController();
   private timer: NodeJS.Timeout | undefined;
@@ -45,6 +52,7 @@ export class Delivery {
     this.secrets = options.secrets;
     this.backoff = options.backoff ?? defaultBackoff;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.allowPrivateTargets = options.allowPrivateTargets ?? false;
     this.log = options.log ?? (() => {});
   }
 
@@ -110,7 +118,11 @@ export class Delivery {
     const signal = AbortSignal.any([this.shutdown.signal, AbortSignal.timeout(this.timeoutMs)]);
     try {
       if (channel === 'webhook' && settings.errorWebhookUrl) {
-        await postEntry(settings.errorWebhookUrl, entry, signal);
+        await postEntry(settings.errorWebhookUrl, entry, {
+          secret: errorWebhookSecret(this.store, this.secrets),
+          allowPrivateTargets: this.allowPrivateTargets,
+          signal,
+        });
       } else if (channel === 'eventBus' && settings.eventBus.enabled && settings.eventBus.sealedKeys) {
         const keys = this.secrets.open<AccessKeys>(settings.eventBus.sealedKeys);
         await sendToEventBus(settings.eventBus, keys, entry, signal);
@@ -119,7 +131,7 @@ export class Delivery {
       this.store.finishDelivery(entry._id, channel);
     } catch (error) {
       if (this.shutdown.signal.aborted) return;
-      const reason = describe(error, this.timeoutMs);
+      const reason = describe(error, this.timeoutMs, signal);
       const retryIn = this.backoff(attempts + 1);
       this.store.postponeDelivery(entry._id, channel, attempts + 1, Date.now() + retryIn, reason);
       this.log(`delivery of error ${entry._id} to the ${channel} failed (${reason}); retry in ${retryIn} ms`);
@@ -127,20 +139,53 @@ export class Delivery {
   }
 }
 
-async function postEntry(url: string, entry: ErrorLogEntry, signal: AbortSignal): Promise<void> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'User-Agent': 'forge-local-service' },
-    body: JSON.stringify(entry),
-    signal,
+/**
+ * POSTs an entry, signed: `Forge-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`.
+ * Redirects are not followed (a 307 would re-POST anywhere) and nothing of the answer but its
+ * status is kept, so the error webhook cannot be turned into a way to read other services.
+ */
+async function postEntry(
+  target: string,
+  entry: ErrorLogEntry,
+  { secret, allowPrivateTargets, signal }: { secret: string; allowPrivateTargets: boolean; signal: AbortSignal },
+): Promise<void> {
+  const url = new URL(target);
+  const refused = allowPrivateTargets ? undefined : privateTargetReason(url);
+  if (refused) throw new Error(`refused to deliver to ${url.host}: ${refused}`);
+  const body = JSON.stringify(entry);
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signature = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+  const status = await new Promise<number>((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+          'User-Agent': 'forge-local-service',
+          'Forge-Signature': `t=${timestamp},v1=${signature}`,
+        },
+        signal,
+        ...(allowPrivateTargets ? {} : { lookup: publicOnlyLookup }),
+      },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
   });
-  await response.body?.cancel();
-  if (!response.ok) throw new Error(`the error webhook ${url} answered ${response.status} ${response.statusText}`);
+  if (status < 200 || status > 299)
+    throw new Error(`the error webhook ${url.origin}${url.pathname} answered ${status}`);
 }
 
-function describe(error: unknown, timeoutMs: number): string {
-  const e = error as Error & { cause?: { code?: string } };
-  if (e.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
-  if (e.message === 'fetch failed') return `could not connect (${e.cause?.code ?? 'network error'})`;
+function describe(error: unknown, timeoutMs: number, signal: AbortSignal): string {
+  const e = error as NodeJS.ErrnoException;
+  if ((signal.reason as Error | undefined)?.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
+  if (e.code === 'EPRIVATE')
+    return `refused: ${e.message}; start the service with --allow-private-webhooks to allow it`;
+  if (e.code) return `could not connect (${e.code})`;
   return e.message;
 }

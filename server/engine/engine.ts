@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { BlockResult, ErrorLogEntry, ExecutionLogEntry, VariableValue } from 'forge-embed/client';
-import type { Catalog, CatalogBlock, CatalogWorkflow } from '../catalog/catalog.js';
+import { type Catalog, type CatalogBlock, type CatalogWorkflow, currentValue } from '../catalog/catalog.js';
 import type { SecretBox } from '../secrets.js';
 import type { ChildRow, Store } from '../store/store.js';
 import { BlockFailure, runnerFor, TRIGGER_TYPES, type Trigger } from './blocks.js';
@@ -188,12 +188,12 @@ export class Engine {
   }
 
   private scopeFor(child: ChildRow, parent: CatalogWorkflow): Scope {
-    const vars: Record<string, VariableValue> = {};
-    for (const block of parent.blocks) {
-      for (const variable of block.parameters.variables ?? []) {
-        vars[variable.name] = child.variables[block.id]?.[variable.name] ?? variable.value;
-      }
-    }
+    // Built with fromEntries: a variable named "__proto__" must stay an own property.
+    const vars: Record<string, VariableValue> = Object.fromEntries(
+      parent.blocks.flatMap((block) =>
+        (block.parameters.variables ?? []).map((v) => [v.name, currentValue(v, child.variables[block.id])]),
+      ),
+    );
     return {
       outputs: new Map(),
       blockNames: new Map(parent.blocks.map((b) => [b.id, b.name])),
@@ -215,7 +215,7 @@ export class Engine {
     >(sealed);
     if (secret.kind === 'oauth2') return `Bearer ${secret.accessToken}`;
     const first = this.options.catalog.integrations.get(integration)?.requiredParameters?.[0]?.name;
-    return first && secret.values[first] ? `Bearer ${secret.values[first]}` : undefined;
+    return secret.kind === 'parameters' && first && secret.values[first] ? `Bearer ${secret.values[first]}` : undefined;
   }
 }
 

@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { InvalidInputError } from '../errors.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
 import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
+import { privateTargetReason } from './public-address.js';
 
 /**
  * Where the host wants failed executions delivered: an error webhook URL and an event bus
@@ -54,6 +56,18 @@ export function activeChannels(settings: StoredHostSettings): Channel[] {
   return channels;
 }
 
+/**
+ * The secret that signs error deliveries (`Forge-Signature`), made on first use and kept sealed.
+ * The host reads it with the API key (GET /settings) to verify that a delivery is the service's.
+ */
+export function errorWebhookSecret(store: Store, secrets: SecretBox): string {
+  const sealed = store.getSetting('errorWebhookSecret');
+  if (sealed !== undefined) return secrets.open<string>(sealed);
+  const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+  store.setSetting('errorWebhookSecret', secrets.seal(secret));
+  return secret;
+}
+
 const EXAMPLE =
   '{"errorWebhookUrl": "https://example.com/forge-errors", "eventBus": {"enabled": true, "busName": "default", "region": "eu-west-1", "accessKeyId": "…", "secretAccessKey": "…"}}';
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
@@ -68,6 +82,7 @@ export function applyHostSettingsUpdate(
   current: StoredHostSettings,
   body: unknown,
   secrets: SecretBox,
+  { allowPrivateTargets = false }: { allowPrivateTargets?: boolean } = {},
 ): { next: StoredHostSettings; switchedOff: Channel[]; retarget: Channel[] } {
   const request = bodyObject(body, EXAMPLE);
   const fields = new FieldChecker(request);
@@ -75,6 +90,14 @@ export function applyHostSettingsUpdate(
   const next: StoredHostSettings = structuredClone(current);
   if (request.errorWebhookUrl !== undefined) {
     next.errorWebhookUrl = httpUrl(request.errorWebhookUrl, 'body.errorWebhookUrl', fields);
+    const refused = next.errorWebhookUrl && !allowPrivateTargets && privateTargetReason(new URL(next.errorWebhookUrl));
+    if (refused) {
+      fields.add(
+        'body.errorWebhookUrl',
+        `Must be a public address: ${refused}. To deliver inside your own network, start the service with --allow-private-webhooks.`,
+      );
+      next.errorWebhookUrl = current.errorWebhookUrl;
+    }
   }
   if (request.eventBus !== undefined) {
     if (!isPlainObject(request.eventBus)) fields.add('body.eventBus', 'Must be an object.');

@@ -3,13 +3,11 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Integration, OAuthResultMessage } from 'forge-embed/client';
 import { baseOf, type ServiceDeps } from '../app.js';
-import { badRequest, escapeHtml, HTML_HEADERS, notFound } from '../http.js';
-import { ConnectedIntegrationSchema, IntegrationParams } from '../schemas.js';
+import { badRequest, escapeHtml, HTML_HEADERS, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
+import { confirmGrant, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
+import { ConnectedIntegrationSchema, IntegrationParams, RateLimitedResponse } from '../schemas.js';
 import { bodyObject, FieldChecker } from '../validate.js';
 import { API_PREFIX } from '../views.js';
-
-/** How long the one-time authorization URL handed to the popup stays usable. */
-const OAUTH_STATE_TTL_MS = 10 * 60 * 1000;
 
 /** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
 export const LOCAL_PROVIDER_PREFIX = '/local-oauth';
@@ -31,8 +29,11 @@ const Redirect = { description: 'A redirect to the next page of the OAuth flow.'
 
 export function registerCredentials(
   api: FastifyInstance,
-  { store, catalog, secrets, allowedOrigins }: ServiceDeps,
+  { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs }: ServiceDeps,
 ): void {
+  const limitWrites = (userId: string) =>
+    rateLimited(limits.hit('credentials', userId), 'This user saved credentials too often.');
+
   const integrationNamed = (name: string): Integration => {
     const integration = catalog.integrations.get(name);
     if (!integration) {
@@ -67,7 +68,7 @@ export function registerCredentials(
           description: 'An object of the integration’s requiredParameters names → values (strings).',
           examples: [{ apiKey: '…' }],
         }),
-        response: { 200: ConnectedIntegrationSchema },
+        response: { 200: ConnectedIntegrationSchema, 429: RateLimitedResponse('credential writes by this user') },
       },
     },
     async (request) => {
@@ -85,6 +86,7 @@ export function registerCredentials(
       fields.onlyKnown(wanted.map((p) => p.name));
       fields.done();
       const userId = (request.principal as { userId: string }).userId;
+      limitWrites(userId);
       const sealed = secrets.seal({ kind: 'parameters', values });
       const connectedAt = await store.saveCredential(userId, integration.name, sealed);
       return { integration: integration.name, connectedAt };
@@ -101,6 +103,7 @@ export function registerCredentials(
         params: IntegrationParams,
         response: {
           200: Type.Object({ url: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }),
+          429: RateLimitedResponse('sign-in windows started by this user'),
         },
       },
     },
@@ -119,11 +122,49 @@ export function registerCredentials(
         );
       }
       const userId = (request.principal as { userId: string }).userId;
+      rateLimited(limits.hit('oauth', userId), 'This user started too many sign-in windows.');
       const { state, expiresAt } = await store.createOAuthState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
       return {
         url: `${baseOf(request)}${API_PREFIX}/oauth/authorize?state=${state}`,
         expiresAt: new Date(expiresAt).toISOString(),
       };
+    },
+  );
+
+  // The element confirms the grant the callback page handed to it (server/oauth-grants.ts).
+  api.post(
+    '/credentials/:integration/oauth/confirm',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Confirm an OAuth grant: only a confirmed grant becomes the user’s credential',
+        description:
+          'The sign-in window posts a one-time grant value to the page that opened it; that page confirms it here with the same user’s token, from the same origin, within minutes.',
+        tags: ['credentials', 'embed'],
+        params: IntegrationParams,
+        body: Type.Object(
+          { grant: Type.String({ maxLength: 200, description: 'The value the sign-in window posted.' }) },
+          { additionalProperties: false, examples: [{ grant: '<the value the sign-in window posted>' }] },
+        ),
+        response: { 200: ConnectedIntegrationSchema, 429: RateLimitedResponse('credential writes by this user') },
+      },
+    },
+    async (request) => {
+      const integration = integrationNamed((request.params as Params).integration);
+      const { grant } = request.body as { grant: string };
+      const userId = (request.principal as { userId: string }).userId;
+      limitWrites(userId);
+      const connectedAt = await confirmGrant(store, grant, {
+        userId,
+        integration: integration.name,
+        origin: request.headers.origin,
+      });
+      if (!connectedAt) {
+        throw badRequest(
+          `This ${integration.displayName} sign-in could not be confirmed: it was already used, has expired, or was started by another user or page. Choose Connect again.`,
+        );
+      }
+      return { integration: integration.name, connectedAt };
     },
   );
 
@@ -141,7 +182,8 @@ export function registerCredentials(
     },
     async (request, reply) => {
       const { state = '' } = request.query as OAuthQuery;
-      const found = await store.getOAuthState(state);
+      // The link works once: a second visit (a replay, or an attacker's link opened again) finds nothing.
+      const found = await openAuthorizeLink(store, state);
       if (!found) return expiredLink(reply);
       const base = baseOf(request);
       const redirect = new URL(`${base}${LOCAL_PROVIDER_PREFIX}/${found.integration}/authorize`);
@@ -151,7 +193,7 @@ export function registerCredentials(
         redirect_uri: `${base}${API_PREFIX}/oauth/callback`,
         state,
       }).toString();
-      return reply.code(302).header('Location', redirect.toString()).send();
+      return reply.code(302).headers(REDIRECT_HEADERS).header('Location', redirect.toString()).send();
     },
   );
 
@@ -188,14 +230,19 @@ export function registerCredentials(
             'The sign-in could not be confirmed, so nothing was connected. Close this window and choose Connect again.',
         };
       } else {
-        // The local provider stands in for the token exchange: the grant becomes a stored token.
+        // The local provider stands in for the token exchange. The grant waits for the element
+        // that started the flow; only the opener on its origin learns how to confirm it.
         const grant = { kind: 'oauth2', accessToken: randomBytes(24).toString('base64url'), scope: 'default' };
-        await store.saveCredential(found.userId, found.integration, secrets.seal(grant));
-        message = { type: 'forge-oauth', integration: found.integration, status: 'connected' };
+        message = {
+          type: 'forge-oauth',
+          integration: found.integration,
+          status: 'authorized',
+          grant: await holdGrant(store, secrets, found, grant, oauthGrantTtlMs),
+        };
       }
       const title =
-        message.status === 'connected'
-          ? `${integration?.displayName ?? found.integration} is connected`
+        message.status === 'authorized'
+          ? `${integration?.displayName ?? found.integration} access allowed`
           : 'Not connected';
       // JSON inside a script: escape "<" so no value can close the script element.
       const json = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
@@ -204,7 +251,7 @@ export function registerCredentials(
         200,
         page(
           title,
-          `<p>${escapeHtml(message.message ?? 'You can close this window.')}</p>
+          `<p>${escapeHtml(message.message ?? 'The page that opened this window finishes connecting. You can close this window.')}</p>
 <script>
 if (window.opener) window.opener.postMessage(${json(message)}, ${json(found.openerOrigin)});
 window.close();
@@ -294,7 +341,7 @@ export function registerLocalProvider(app: FastifyInstance, { store, catalog }: 
           } else {
             target.search = new URLSearchParams({ error: 'access_denied', state }).toString();
           }
-          return reply.code(303).header('Location', target.toString()).send();
+          return reply.code(303).headers(REDIRECT_HEADERS).header('Location', target.toString()).send();
         },
       );
     },

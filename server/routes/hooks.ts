@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../engine/engine.js';
-import { badRequest, HttpProblem, notFound } from '../http.js';
+import { badRequest, HttpProblem, notFound, rateLimited } from '../http.js';
+import type { RateLimiter } from '../rate-limit.js';
+import { RateLimitedResponse } from '../schemas.js';
 import { isPlainObject } from '../validate.js';
 
 /**
@@ -10,7 +12,7 @@ import { isPlainObject } from '../validate.js';
  * route is public. The run is synchronous: the answer carries the execution's id and whether
  * it finished; a failed run is still a 200 (the webhook was taken), its error is in the logs.
  */
-export function registerHooks(api: FastifyInstance, engine: Engine): void {
+export function registerHooks(api: FastifyInstance, engine: Engine, limits: RateLimiter): void {
   api.post(
     '/hooks/:token',
     {
@@ -18,16 +20,20 @@ export function registerHooks(api: FastifyInstance, engine: Engine): void {
       schema: {
         summary: 'Start a child workflow from its webhook',
         description:
-          'The token in the path is the webhook’s only credential: the webhookUrl of GET /workflow/{workflowId}.',
+          'The token in the path is the webhook’s only credential: the webhookUrl of GET /workflow/{workflowId} (read with the API key).',
         tags: ['workflows'],
         params: Type.Object({ token: Type.String() }),
         body: Type.Unknown({ description: 'Any JSON object (or nothing); it becomes the trigger block’s output.' }),
-        response: { 200: Type.Object({ executionId: Type.String(), finished: Type.Boolean() }) },
+        response: {
+          200: Type.Object({ executionId: Type.String(), finished: Type.Boolean() }),
+          429: RateLimitedResponse('calls of this workflow’s webhook'),
+        },
       },
     },
     async (request) => {
       const target = await engine.webhookTarget((request.params as { token: string }).token);
       if ('refused' in target) throw refusal(target.refused);
+      rateLimited(limits.hit('webhook', target.child.id), 'This workflow’s webhook was called too often.');
       const payload = request.body ?? {};
       if (!isPlainObject(payload)) {
         throw badRequest(
@@ -60,7 +66,7 @@ function refusal(reason: 'unknown' | 'inactive' | 'no-webhook' | 'parent-removed
       return notFound('This workflow starts on a schedule, not a webhook; there is nothing to POST to.');
     case 'unknown':
       return notFound(
-        'No webhook at this address. A workflow’s webhook URL is the webhookUrl of GET /workflow/:workflowId; it stops working when the workflow or its user is deleted.',
+        'No webhook at this address. A workflow’s webhook URL is the webhookUrl of GET /workflow/:workflowId read with the API key; it stops working when it is rotated, or the workflow or its user is deleted.',
       );
   }
 }

@@ -37,14 +37,18 @@ const SettingsUpdate = Type.Object(
 );
 
 /** The host's settings for failed executions: the error webhook URL and the event bus (API key only). */
-export function registerSettings(api: FastifyInstance, { store, secrets }: ServiceDeps, delivery: Delivery): void {
+export function registerSettings(
+  api: FastifyInstance,
+  { store, secrets, allowPrivateWebhooks }: ServiceDeps,
+  delivery: Delivery,
+): void {
   api.get(
     '/settings',
     {
       config: { access: 'apiKey' },
       schema: { summary: 'Read the host settings', tags: ['settings'], response: { 200: HostSettingsSchema } },
     },
-    async () => hostSettingsView(loadHostSettings(store), store),
+    async () => hostSettingsView(loadHostSettings(store), store, secrets),
   );
 
   api.put(
@@ -60,7 +64,9 @@ export function registerSettings(api: FastifyInstance, { store, secrets }: Servi
     },
     async (request) => {
       const current = loadHostSettings(store);
-      const { next, switchedOff, retarget } = applyHostSettingsUpdate(current, request.body, secrets);
+      const { next, switchedOff, retarget } = applyHostSettingsUpdate(current, request.body, secrets, {
+        allowPrivateTargets: allowPrivateWebhooks,
+      });
       if (next.eventBus.enabled && !current.eventBus.enabled) {
         try {
           await loadEventBridge();
@@ -75,7 +81,7 @@ export function registerSettings(api: FastifyInstance, { store, secrets }: Servi
         for (const channel of retarget) store.retryDeliveriesNow(channel);
       });
       delivery.kick();
-      return hostSettingsView(next, store);
+      return hostSettingsView(next, store, secrets);
     },
   );
 }

@@ -2,10 +2,11 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { baseOf, type ServiceDeps } from '../app.js';
 import { MAX_TOKEN_TTL_SECONDS } from '../auth.js';
-import { conflict, notFound } from '../http.js';
+import { conflict, notFound, rateLimited } from '../http.js';
 import {
   CreateUserBody,
   MessageSchema,
+  RateLimitedResponse,
   SuccessSchema,
   UpdateUserBody,
   UserIdParams,
@@ -22,7 +23,7 @@ const emailTaken = (email: string) =>
 
 type Params = { userId: string };
 
-export function registerUsers(api: FastifyInstance, { store, catalog, authKeys }: ServiceDeps): void {
+export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, limits }: ServiceDeps): void {
   /** Only the API key, or the token of this very user; anyone else's id is simply not there. */
   const visibleUser = async (userId: string, principal: { kind: string; userId?: string }) => {
     const user = await store.getUser(userId);
@@ -154,11 +155,15 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys }
             description: 'Seconds the token lives, at most 1800.',
           }),
         }),
-        response: { 200: Type.Object({ token: Type.String({ description: 'An ES256 JWT.' }) }) },
+        response: {
+          200: Type.Object({ token: Type.String({ description: 'An ES256 JWT.' }) }),
+          429: RateLimitedResponse('tokens for this user'),
+        },
       },
     },
     async (request) => {
       const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
+      rateLimited(limits.hit('token', user._id), `Too many tokens were asked for user ${user._id}.`);
       const { expiresIn } = request.query as { expiresIn: number };
       return { token: await authKeys.signUserToken(user._id, expiresIn) };
     },

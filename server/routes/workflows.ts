@@ -16,13 +16,14 @@ import {
 } from '../schemas.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
-import { blockValuesView, childView, parentOf, parentView } from '../views.js';
+import { blockValuesView, childView, parentOf, parentView, webhookUrl } from '../views.js';
 
 const MAX_TEXT_VALUE = 10_000;
 
 /**
  * Checks the values for one variable block against the catalog: names must be defined there,
- * values strings or numbers, and a variable whose default is a number stays a number.
+ * values strings or numbers, and a numeric text for a variable whose default is a number
+ * becomes a number.
  */
 function checkBlockValues(
   parent: CatalogWorkflow,
@@ -48,25 +49,32 @@ function checkBlockValues(
       `Unknown variable${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; this block defines ${defined.map((v) => v.name).join(', ')}.`,
     );
   }
-  const out: VariableValues = {};
+  const out: Array<[string, string | number]> = [];
   for (const variable of defined) {
-    if (!(variable.name in values)) continue;
+    // Own properties only: a variable may be called "constructor" or "__proto__".
+    if (!Object.hasOwn(values, variable.name)) continue;
     const value = values[variable.name];
     const at = `${path}.${variable.name}`;
-    if (typeof variable.value === 'number') {
-      if (typeof value !== 'number' || !Number.isFinite(value)) fields.add(at, `${variable.name} must be a number.`);
-      else out[variable.name] = value;
-    } else if (typeof value === 'number' && Number.isFinite(value)) {
-      out[variable.name] = value;
+    if (typeof value === 'number' && Number.isFinite(value)) {
+      out.push([variable.name, value]);
     } else if (typeof value !== 'string') {
       fields.add(at, `${variable.name} must be a string or a number.`);
     } else if (value.length > MAX_TEXT_VALUE) {
       fields.add(at, `${variable.name} must be at most ${MAX_TEXT_VALUE} characters.`);
     } else {
-      out[variable.name] = value;
+      // The interface declares strings; a numeric variable keeps a number when the text is one.
+      out.push([variable.name, typeof variable.value === 'number' ? numberOrText(value) : value]);
     }
   }
-  return out;
+  // fromEntries makes own properties, also of a variable named "__proto__".
+  return Object.fromEntries(out);
+}
+
+/** A decimal number as people type one; `Number()` alone would also take "0x10" or "". */
+const DECIMAL = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+
+function numberOrText(text: string): string | number {
+  return DECIMAL.test(text) && Number.isFinite(Number(text)) ? Number(text) : text;
 }
 
 type Params = { workflowId: string };
@@ -74,7 +82,7 @@ type Params = { workflowId: string };
 /** Which names and value types a block takes is the catalog's to say (checkBlockValues), not a fixed schema's. */
 const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
   description:
-    'Variable name → value (a string or a number), as the block defines them; a variable whose default is a number takes a number.',
+    'Variable name → value (a string or a number), as the block defines them; for a variable whose default is a number, a numeric string is stored as a number.',
 });
 
 export function registerWorkflows(api: FastifyInstance, { store, catalog }: ServiceDeps): void {
@@ -127,6 +135,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       config: { access: 'any' },
       schema: {
         summary: 'Get a child workflow with its current values',
+        description: 'The webhookUrl is in the answer only for the API key: it is the webhook’s only credential.',
         tags: ['workflows', 'embed'],
         params: WorkflowIdParams,
         response: { 200: ref(ChildWorkflowSchema) },
@@ -134,7 +143,29 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
     },
     async (request) => {
       const { child, parent } = await childFor((request.params as Params).workflowId, request.principal);
-      return childView(child, parent, baseOf(request));
+      return childView(child, parent, baseOf(request), { withWebhookUrl: request.principal.kind === 'apiKey' });
+    },
+  );
+
+  // A leaked webhook URL is replaced by a new one; the old one stops working at once.
+  api.post(
+    '/workflow/:workflowId/rotateWebhook',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'Replace a child workflow’s webhook URL',
+        description: 'The old URL stops working at once. Only for workflows that start on a webhook.',
+        tags: ['workflows'],
+        params: WorkflowIdParams,
+        response: { 200: Type.Object({ webhookUrl: Type.String({ description: 'The new webhook URL.' }) }) },
+      },
+    },
+    async (request) => {
+      const { child, parent } = await childFor((request.params as Params).workflowId, request.principal);
+      if (!parent.blocks.some((b) => b.type === 'webhook')) {
+        throw badRequest(`Workflow ${child.id} starts on a schedule; it has no webhook URL to rotate.`);
+      }
+      return { webhookUrl: webhookUrl(await store.rotateWebhookToken(child.id), baseOf(request)) };
     },
   );
 

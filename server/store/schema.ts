@@ -79,6 +79,19 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX deliveries_by_due ON deliveries (due_at);
   `,
+  // OAuth bound to the browser that started it: the authorize link works once, and a grant
+  // waits, pending, until the element that started the flow confirms it (server/oauth-grants.ts).
+  `
+  ALTER TABLE oauth_states ADD COLUMN opened INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE oauth_grants (
+    confirmation_hash TEXT PRIMARY KEY,
+    user_id           TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    integration       TEXT NOT NULL,
+    opener_origin     TEXT NOT NULL,
+    grant_secret      TEXT NOT NULL,
+    expires_at        INTEGER NOT NULL
+  );
+  `,
 ];
 
 export function migrate(db: Database.Database): void {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
 import type { ErrorLogEntry, ExecutionLogEntry, User, VariableValues } from 'forge-embed/client';
@@ -11,6 +12,9 @@ export function newId(): string {
     .padStart(8, '0');
   return time + randomBytes(8).toString('hex');
 }
+
+/** The secret part of a webhook URL: 192 random bits. */
+const newWebhookToken = () => randomBytes(24).toString('base64url');
 
 export interface ChildRow {
   id: string;
@@ -89,14 +93,30 @@ function openDatabase(path: string): Database.Database {
       `The local Forge service needs the better-sqlite3 package, which did not load (${(error as Error).message}). Run "npm install better-sqlite3" and start it again.`,
     );
   }
+  restrictToOwner(path);
   const db = new Driver(path);
   db.pragma('journal_mode = WAL');
+  // Deleted rows are overwritten with zeros, so an erased user's data does not linger in free pages.
+  db.pragma('secure_delete = ON');
   // FULL: a write the service answered as saved is on disk even if the process dies next.
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   migrate(db);
   return db;
+}
+
+/**
+ * The database holds every user's data: only its owner may read it. SQLite gives the -wal and
+ * -shm files it creates the database file's permissions; files from an older version are
+ * tightened.
+ */
+function restrictToOwner(path: string): void {
+  if (path === ':memory:' || path.startsWith('file:')) return;
+  closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
 }
 
 /** All persistent state of the service, in one SQLite database. */
@@ -133,6 +153,10 @@ export class Store {
       .run(key, value);
   }
 
+  deleteSetting(key: string): void {
+    this.db.prepare('DELETE FROM settings WHERE key = ?').run(key);
+  }
+
   // Users ---------------------------------------------------------------------------------
 
   createUser(fullName: string, email: string): string {
@@ -161,9 +185,15 @@ export class Store {
     );
   }
 
-  /** Removes the user and, through the foreign keys, its workflows, credentials, logs and errors. */
+  /**
+   * Removes the user and, through the foreign keys, its workflows, credentials, logs and errors,
+   * for real: secure_delete zeroes the freed space, and the write-ahead log, which still holds
+   * earlier copies of the pages, is emptied.
+   */
   deleteUser(id: string): boolean {
-    return this.db.prepare('DELETE FROM users WHERE id = ?').run(id).changes === 1;
+    const deleted = this.db.prepare('DELETE FROM users WHERE id = ?').run(id).changes === 1;
+    if (deleted) this.db.pragma('wal_checkpoint(TRUNCATE)');
+    return deleted;
   }
 
   // Child workflows -----------------------------------------------------------------------
@@ -176,7 +206,7 @@ export class Store {
       parent_id: parentId,
       active: 1,
       variables: JSON.stringify(variables),
-      webhook_token: randomBytes(24).toString('base64url'),
+      webhook_token: newWebhookToken(),
       created_at: now,
       updated_at: now,
     };
@@ -233,6 +263,15 @@ export class Store {
     this.db
       .prepare('UPDATE workflows SET variables = ?, updated_at = ? WHERE id = ?')
       .run(JSON.stringify(variables), new Date().toISOString(), id);
+  }
+
+  /** Gives a child a new webhook token; answers it. */
+  rotateWebhookToken(id: string): string {
+    const token = newWebhookToken();
+    this.db
+      .prepare('UPDATE workflows SET webhook_token = ?, updated_at = ? WHERE id = ?')
+      .run(token, new Date().toISOString(), id);
+    return token;
   }
 
   deleteChild(id: string): boolean {
@@ -301,6 +340,40 @@ export class Store {
 
   setOAuthCode(state: string, code: string): void {
     this.db.prepare('UPDATE oauth_states SET code = ? WHERE state = ?').run(code, state);
+  }
+
+  /** Marks the authorize link of a state as opened; true only the first time, within its lifetime. */
+  markOAuthStateOpened(state: string): boolean {
+    return (
+      this.db
+        .prepare('UPDATE oauth_states SET opened = 1 WHERE state = ? AND opened = 0 AND expires_at >= ?')
+        .run(state, Date.now()).changes === 1
+    );
+  }
+
+  createPendingGrant(grant: PendingGrant): void {
+    this.db.prepare('DELETE FROM oauth_grants WHERE expires_at < ?').run(Date.now());
+    this.db
+      .prepare(
+        `INSERT INTO oauth_grants (confirmation_hash, user_id, integration, opener_origin, grant_secret, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      )
+      .run(grant.hash, grant.userId, grant.integration, grant.openerOrigin, grant.sealedGrant, grant.expiresAt);
+  }
+
+  /** Uses a pending grant up, whatever becomes of it. */
+  takePendingGrant(hash: string): PendingGrant | undefined {
+    return this.transaction(() => {
+      const found = this.db
+        .prepare(
+          `SELECT confirmation_hash AS hash, user_id AS userId, integration, opener_origin AS openerOrigin,
+             grant_secret AS sealedGrant, expires_at AS expiresAt
+           FROM oauth_grants WHERE confirmation_hash = ?`,
+        )
+        .get(hash) as PendingGrant | undefined;
+      this.db.prepare('DELETE FROM oauth_grants WHERE confirmation_hash = ?').run(hash);
+      return found;
+    });
   }
 
   /** Uses a state up; answers it only if it was still there, so a replay finds nothing. */
@@ -463,6 +536,17 @@ export class Store {
       )
       .get({ channel }) as { pending: number; lastError: string | null };
   }
+}
+
+/** A provider's grant waiting for the element that started the flow to confirm it (server/oauth-grants.ts). */
+export interface PendingGrant {
+  /** SHA-256 of the one-time confirmation value; the value itself is never stored. */
+  hash: string;
+  userId: string;
+  integration: string;
+  openerOrigin: string;
+  sealedGrant: string;
+  expiresAt: number;
 }
 
 export interface PendingDelivery {

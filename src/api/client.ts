@@ -26,6 +26,11 @@ export class ForgeClient extends ForgeEmbedClient {
     return this.request('DELETE', `/workflow/${enc(workflowId)}`, undefined, options);
   }
 
+  /** A new webhook URL for a child workflow (extension; API key); the old one stops working. */
+  rotateWebhook(workflowId: string, options?: CallOptions): Promise<{ webhookUrl: string }> {
+    return this.request('POST', `/workflow/${enc(workflowId)}/rotateWebhook`, undefined, options);
+  }
+
   async getWorkflowLogs(
     workflowId: string,
     query: LogsQuery = {},

@@ -148,6 +148,14 @@ export class ForgeEmbedClient {
     return this.request('POST', `/credentials/${enc(integration)}/oauth`, undefined, options);
   }
 
+  /**
+   * Confirms the grant the OAuth popup posted back, which makes it the user's credential: a
+   * flow someone else finished never becomes one without this call from the starting page.
+   */
+  confirmOAuth(integration: string, grant: string, options?: CallOptions): Promise<ConnectedIntegration> {
+    return this.request('POST', `/credentials/${enc(integration)}/oauth/confirm`, { grant }, options);
+  }
+
   async request<T>(method: string, path: string, body?: unknown, { signal }: CallOptions = {}): Promise<T> {
     let response = await this.#send(method, path, body, signal, false);
     if (response.status === 401 && typeof this.#credential === 'function') {

@@ -89,7 +89,10 @@ export interface ChildWorkflow {
   integrations: Integration[];
   /** The blocks with this user's current variable values. */
   blocks: Block[];
-  /** Present when the workflow starts on a webhook: POST here to run it. */
+  /**
+   * Present when the workflow starts on a webhook and the API key reads it: POST here to run
+   * it. It is the sender's only credential, so a user token never sees it.
+   */
   webhookUrl?: string;
   createdAt: string;
   updatedAt: string;
@@ -181,17 +184,28 @@ export interface OAuthStart {
   expiresAt: string;
 }
 
-/** The message the service's OAuth callback page posts to the window that opened it. */
+/**
+ * The message the service's OAuth callback page posts to the window that opened it, on that
+ * window's exact origin. `authorized` carries `grant`, a one-time value the element confirms
+ * with the user's token (`POST /credentials/:integration/oauth/confirm`); nothing is connected
+ * before that.
+ */
 export interface OAuthResultMessage {
   type: 'forge-oauth';
   integration: string;
-  status: 'connected' | 'denied' | 'error';
+  status: 'authorized' | 'denied' | 'error';
+  grant?: string;
   message?: string;
 }
 
 /** Extension: host settings for delivering failed executions. */
 export interface HostSettings {
   errorWebhookUrl: string | null;
+  /**
+   * The secret that signs every error delivery (`Forge-Signature: t=<unix seconds>,v1=<hex
+   * HMAC-SHA256 of "<t>.<body>">`); see docs/executions.md for how to verify it.
+   */
+  errorWebhookSecret: string;
   eventBus: {
     enabled: boolean;
     busName: string | null;

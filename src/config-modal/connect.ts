@@ -14,8 +14,9 @@ export interface ConnectRequest {
 /**
  * Connects one of the user's accounts: stores an integration's required parameters, or runs
  * its OAuth flow (fetch the one-time authorization URL, send the popup there, wait for the
- * service's callback page to report). Answers the integrations the service now holds a
- * credential for: it decides what is connected, so that is read back rather than assumed.
+ * service's callback page to post its grant, confirm the grant with the user's token).
+ * Answers the integrations the service now holds a credential for: it decides what is
+ * connected, so that is read back rather than assumed.
  * Rejects with the service's error or a ForgeError (`oauth-*`, `connect-failed`).
  */
 export async function connectAccount(
@@ -34,7 +35,9 @@ export async function connectAccount(
       popup.close();
       throw error;
     }
-    await waitForOAuth(popup, url, new URL(client.baseUrl).origin, name, oauthTimeout, signal);
+    const grant = await waitForOAuth(popup, url, new URL(client.baseUrl).origin, name, oauthTimeout, signal);
+    // Only the page that started the flow holds the grant; confirming binds it to this user.
+    await client.confirmOAuth(name, grant, { signal });
   }
   return new Set((await client.listCredentials({ signal })).map((c) => c.integration));
 }

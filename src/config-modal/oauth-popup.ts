@@ -42,6 +42,7 @@ export function authorizationUrl(answered: string): string {
 /**
  * Sends the popup to the one-time authorization `url` and waits for the service's callback page
  * to post its result; only messages from `serviceOrigin` and from this popup are believed.
+ * Answers the one-time grant to confirm with the user's token (nothing is connected before).
  * Rejects with a ForgeError (`oauth-denied`, `oauth-closed`, `oauth-timeout`, or
  * `connect-failed` with the callback's reason or for a URL `authorizationUrl` refuses) and with the signal's reason when aborted; the
  * popup is closed then.
@@ -53,7 +54,7 @@ export function waitForOAuth(
   integration: string,
   timeoutMs: number,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<string> {
   return new Promise((resolve, reject) => {
     try {
       url = authorizationUrl(url);
@@ -62,19 +63,19 @@ export function waitForOAuth(
       return reject(error);
     }
     let closedOnce = false;
-    const finish = (error?: unknown) => {
+    const finish = (error?: unknown, grant = '') => {
       removeEventListener('message', onMessage);
       signal.removeEventListener('abort', onAbort);
       clearInterval(poll);
       clearTimeout(timer);
-      if (!error) return resolve();
+      if (!error) return resolve(grant);
       popup.close();
       reject(error);
     };
     const onMessage = ({ origin, source, data }: MessageEvent<Partial<OAuthResultMessage> | null>) => {
       if (origin !== serviceOrigin || source !== popup || data?.type !== 'forge-oauth') return;
       if (data.integration !== integration) return;
-      if (data.status === 'connected') finish();
+      if (data.status === 'authorized' && typeof data.grant === 'string') finish(undefined, data.grant);
       else if (data.status === 'denied') finish(new ForgeError('oauth-denied', ''));
       else finish(new ForgeError('connect-failed', data.message ?? ''));
     };

@@ -109,6 +109,10 @@ describe('ForgeClient with a user token (the embedded elements)', () => {
     const { url, expiresAt } = await client.startOAuth(oauth.name);
     assert.ok(url.startsWith(`${forge.url}/forge/2021-12/oauth/authorize?state=`));
     assert.ok(Date.parse(expiresAt) > Date.now());
+    // A grant the popup never posted confirms nothing.
+    const refused = await failure(client.confirmOAuth(oauth.name, 'made-up-grant'));
+    assert.equal(refused.status, 400);
+    assert.deepEqual(await client.listCredentials(), []);
   });
 });
 

@@ -164,8 +164,28 @@ function postedMessage(html: string): { message: Record<string, unknown>; target
   return { message: JSON.parse(call[1]!), targetOrigin: JSON.parse(call[2]!) };
 }
 
+/** What the element does with the callback's message: confirms the grant with the user's token. */
+function confirm(token: string, grant: unknown, origin = APP_ORIGIN, integration = oauthIntegration.name) {
+  return forge.request('POST', `/credentials/${integration}/oauth/confirm`, {
+    credential: token,
+    headers: { Origin: origin },
+    json: { grant },
+  });
+}
+
+/** A finished flow up to the callback page's message, for the user of `token`. */
+async function authorized(token: string, origin = APP_ORIGIN) {
+  const started = await startOAuth(token, origin);
+  const { callback } = await consent(started.body.url, 'allow');
+  const page = await forge.request('GET', callback);
+  return { page, ...postedMessage(page.text) };
+}
+
+const connectedIntegrations = async (token: string) =>
+  (await forge.asUser(token, 'GET', '/credentials')).body.data.map((c: { integration: string }) => c.integration);
+
 describe('OAuth, end to end over HTTP with the local provider', () => {
-  test('allow: the callback tells the exact opener origin "connected" and the credential is stored', async () => {
+  test('allow: the opener gets a one-time grant; confirming it with the user token stores the credential', async () => {
     const { userId, token } = await forge.newUser();
     const started = await startOAuth(token);
     assert.equal(started.status, 200, started.text);
@@ -181,20 +201,122 @@ describe('OAuth, end to end over HTTP with the local provider', () => {
     assert.equal(done.status, 200);
     assert.match(done.headers.get('content-type')!, /^text\/html/);
     assert.match(done.headers.get('content-security-policy')!, /default-src 'none'/);
-    assert.deepEqual(postedMessage(done.text), {
-      message: { type: 'forge-oauth', integration: oauthIntegration.name, status: 'connected' },
-      targetOrigin: APP_ORIGIN,
-    });
-
-    const list = await forge.asUser(token, 'GET', '/credentials');
+    const { message, targetOrigin } = postedMessage(done.text);
+    assert.equal(targetOrigin, APP_ORIGIN);
+    assertKeys(message, ['type', 'integration', 'status', 'grant']);
     assert.deepEqual(
-      list.body.data.map((c: { integration: string }) => c.integration),
-      [oauthIntegration.name],
+      { ...message, grant: undefined },
+      { type: 'forge-oauth', integration: oauthIntegration.name, status: 'authorized', grant: undefined },
     );
+    assert.match(String(message.grant), /^[\w-]{40,}$/);
+    assert.deepEqual(await connectedIntegrations(token), [], 'connected before the element confirmed');
+
+    const confirmed = await confirm(token, message.grant);
+    assert.equal(confirmed.status, 200, confirmed.text);
+    assertKeys(confirmed.body, ['integration', 'connectedAt']);
+    assert.equal(confirmed.body.integration, oauthIntegration.name);
+    assertTimestamp(confirmed.body.connectedAt);
+    assert.deepEqual(await connectedIntegrations(token), [oauthIntegration.name]);
     const grant = forge.service.secrets.open<{ kind: string }>(
       forge.store.getCredentialSecret(userId, oauthIntegration.name)!,
     );
     assert.equal(grant.kind, 'oauth2');
+  });
+
+  test('connect-CSRF: a stranger who finishes a fresh link connects nothing to its starter', async () => {
+    // The attacker starts a flow with their own token and sends the whole link to the victim,
+    // whose browser opens it first, signs in at the provider and allows.
+    const attacker = await forge.newUser();
+    const started = await startOAuth(attacker.token);
+    const { callback } = await consent(started.body.url, 'allow');
+    const victimPage = await forge.request('GET', callback);
+    assert.equal(victimPage.status, 200);
+    assert.deepEqual(await connectedIntegrations(attacker.token), [], "the victim's account went to the attacker");
+    // Without the one-time value (posted only to an opener on the starter's origin) the
+    // attacker has nothing to confirm with; guessing is no better.
+    assertProblem(await confirm(attacker.token, 'a'.repeat(43)), 400, { detail: /Connect again/ });
+    assert.deepEqual(await connectedIntegrations(attacker.token), []);
+  });
+
+  test('a grant confirms once, only for its user, integration and page origin', async () => {
+    const owner = await forge.newUser();
+    const other = await forge.newUser();
+    const { message } = await authorized(owner.token);
+    assertProblem(await confirm(other.token, message.grant), 400);
+    // Each refused try used the grant up, as a replay would: it cannot be tried again.
+    assertProblem(await confirm(owner.token, message.grant), 400);
+    assert.deepEqual(await connectedIntegrations(owner.token), []);
+
+    for (const [origin, integration] of [
+      [ADMIN_ORIGIN, oauthIntegration.name],
+      [APP_ORIGIN, parametersIntegration.name],
+    ] as const) {
+      const fresh = await authorized(owner.token);
+      assertProblem(await confirm(owner.token, fresh.message.grant, origin, integration), 400);
+    }
+    const last = await authorized(owner.token);
+    assert.equal((await confirm(owner.token, last.message.grant)).status, 200);
+    assertProblem(await confirm(owner.token, last.message.grant), 400, { detail: /already used/ });
+    assert.deepEqual(await connectedIntegrations(other.token), []);
+  });
+
+  test('a grant left unconfirmed expires', async () => {
+    const quick = await TestService.start({ oauthGrantTtlMs: 50 });
+    try {
+      const { token } = await quick.newUser();
+      const started = await quick.request('POST', `/credentials/${oauthIntegration.name}/oauth`, {
+        credential: token,
+        headers: { Origin: APP_ORIGIN },
+      });
+      const consentUrl = (await quick.request('GET', started.body.url)).headers.get('location')!;
+      const decided = await quick.request('POST', consentUrl, {
+        body: 'decision=allow',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      });
+      const { message } = postedMessage((await quick.request('GET', decided.headers.get('location')!)).text);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const late = await quick.request('POST', `/credentials/${oauthIntegration.name}/oauth/confirm`, {
+        credential: token,
+        headers: { Origin: APP_ORIGIN },
+        json: { grant: message.grant },
+      });
+      assertProblem(late, 400, { detail: /expired/ });
+      assert.deepEqual((await quick.asUser(token, 'GET', '/credentials')).body, { data: [] });
+    } finally {
+      await quick.close();
+    }
+  });
+
+  test('confirming needs a grant value in the body', async () => {
+    const { token } = await forge.newUser();
+    assertProblem(await confirm(token, undefined), 400, { errors: ['body.grant'] });
+    assertProblem(await confirm(token, 12), 400, { errors: ['body.grant'] });
+  });
+
+  test('the authorize link works once: a second visit shows the expired page', async () => {
+    const { token } = await forge.newUser();
+    const started = await startOAuth(token);
+    assert.equal((await forge.request('GET', started.body.url)).status, 302);
+    const again = await forge.request('GET', started.body.url);
+    assert.equal(again.status, 400);
+    assert.match(again.text, /already used or has expired/);
+  });
+
+  test('no page of the service can be framed or leak its URL as a referrer', async () => {
+    const { token } = await forge.newUser();
+    const started = await startOAuth(token);
+    const authorize = await forge.request('GET', started.body.url);
+    const consentPage = await forge.request('GET', authorize.headers.get('location')!);
+    const { callback } = await consent((await startOAuth(token)).body.url, 'allow');
+    const pages = [consentPage, await forge.request('GET', callback), await forge.request('GET', started.body.url)];
+    for (const answer of [authorize, ...pages]) {
+      assert.equal(answer.headers.get('referrer-policy'), 'no-referrer', answer.text);
+    }
+    for (const answer of pages) {
+      assert.match(answer.headers.get('content-type')!, /^text\/html/);
+      assert.match(answer.headers.get('content-security-policy')!, /frame-ancestors 'none'/);
+      assert.equal(answer.headers.get('x-frame-options'), 'DENY');
+    }
   });
 
   test('the message goes to the origin that started the flow, not to another allowed one', async () => {
@@ -204,12 +326,13 @@ describe('OAuth, end to end over HTTP with the local provider', () => {
     assert.equal(postedMessage((await forge.request('GET', callback)).text).targetOrigin, ADMIN_ORIGIN);
   });
 
-  test('deny: the opener is told "denied" and nothing is stored', async () => {
+  test('deny: the opener is told "denied", gets no grant and nothing is stored', async () => {
     const { token } = await forge.newUser();
     const started = await startOAuth(token);
     const { callback } = await consent(started.body.url, 'deny');
     const { message } = postedMessage((await forge.request('GET', callback)).text);
     assert.equal(message.status, 'denied');
+    assert.equal(message.grant, undefined);
     assert.equal(message.integration, oauthIntegration.name);
     assert.deepEqual((await forge.asUser(token, 'GET', '/credentials')).body, { data: [] });
   });
@@ -259,14 +382,19 @@ describe('OAuth, end to end over HTTP with the local provider', () => {
       assert.equal(answer.headers.get('location'), null);
     }
     // The flow itself still works afterwards.
-    const { callback } = await consent(started.body.url, 'allow');
-    assert.equal(postedMessage((await forge.request('GET', callback)).text).message.status, 'connected');
+    const allowed = await forge.request('POST', consentUrl, {
+      body: 'decision=allow',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
+    const callback = allowed.headers.get('location')!;
+    assert.equal(postedMessage((await forge.request('GET', callback)).text).message.status, 'authorized');
   });
 
   test('a Host header that is no host name never ends up in a redirect', async () => {
     const { token } = await forge.newUser();
-    const url = new URL((await startOAuth(token)).body.url);
     for (const host of ['bad host', 'evil.example/path?x', '[::1', 'x:99999']) {
+      // A fresh link each time: an authorize link works once.
+      const url = new URL((await startOAuth(token)).body.url);
       const answer = await rawRequest(forge.url, 'GET', `${url.pathname}${url.search}`, { headers: { Host: host } });
       assert.equal(answer.status, 302, `${host}: ${answer.text}`);
       assert.ok(

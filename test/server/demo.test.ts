@@ -33,13 +33,15 @@ before(async () => {
     catalog: DEMO_CATALOG,
     sandboxUrl: sandbox.url,
     allowedOrigins: [`http://localhost:${port}`],
+    // As `npm start` does: the demo's error inbox listens on this machine.
+    allowPrivateWebhooks: true,
     scheduler: false,
     delivery: { backoff: () => 50 },
   });
   demo = await startDemo({
     port,
     serviceUrl: service.url,
-    apiKey: service.apiKey,
+    apiKey: service.apiKey!,
     stateDir: mkdtempSync(join(tmpdir(), 'forge-demo-')),
   });
 });
@@ -148,7 +150,7 @@ test('the good payments are sent in turn, and one below the minimum finishes ear
 
 test('a switched-off workflow refuses the test event and says how to fix it', async () => {
   const { workflowId } = await mayasPayments();
-  const headers = { Authorization: `Bearer ${service.apiKey}` };
+  const headers = { Authorization: `Bearer ${service.apiKey!}` };
   await fetch(`${service.url}/forge/2021-12/workflow/${workflowId}/deactivate`, { method: 'PUT', headers });
   try {
     const refused = await asUser<{ message: string }>('maya', '/demo/test-event', { workflowId });
@@ -173,7 +175,7 @@ test('each user sees and drives only their own workflows; the page never gets a 
 
   const page = JSON.stringify((await asUser<ActivityView>('maya', '/demo/activity')).body);
   assert.doesNotMatch(page, /\/hooks\//);
-  assert.ok(!page.includes(service.apiKey));
+  assert.ok(!page.includes(service.apiKey!));
 });
 
 test('a scheduled workflow offers no test event, and its due run shows the sandbox’s error', async () => {

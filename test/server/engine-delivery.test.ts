@@ -24,10 +24,12 @@ describe('host settings', () => {
 
   test('start empty, and only the API key reads or changes them', async () => {
     const settings = await h.api<HostSettings>('GET', '/settings');
+    assert.match(settings.body.errorWebhookSecret, /^whsec_/);
     assert.deepEqual(settings, {
       status: 200,
       body: {
         errorWebhookUrl: null,
+        errorWebhookSecret: settings.body.errorWebhookSecret,
         eventBus: { enabled: false, busName: null, region: null, endpoint: null, hasAccessKeys: false },
         deliveries: { webhook: { pending: 0, lastError: null }, eventBus: { pending: 0, lastError: null } },
       },
@@ -62,7 +64,7 @@ describe('host settings', () => {
   });
 
   test('keep the access keys sealed and never answer them (typed client)', async () => {
-    const client = new ForgeClient({ baseUrl: h.service.url, credential: h.service.apiKey });
+    const client = new ForgeClient({ baseUrl: h.service.url, credential: h.service.apiKey! });
     const answered = await client.updateSettings({
       errorWebhookUrl: 'https://host.example/forge-errors',
       eventBus: {

@@ -161,9 +161,11 @@ export async function startHarness(options: ServiceOptions = {}): Promise<Harnes
     catalog: writeTestCatalog(),
     sandboxUrl: sandbox.url,
     scheduler: false,
+    // The receivers of error deliveries listen on loopback.
+    allowPrivateWebhooks: true,
     ...options,
   });
-  const api = async (method: string, path: string, body?: unknown, credential = service.apiKey) => {
+  const api = async (method: string, path: string, body?: unknown, credential = service.apiKey!) => {
     const response = await fetch(`${service.url}/forge/2021-12${path}`, {
       method,
       headers: {

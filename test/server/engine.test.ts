@@ -59,7 +59,7 @@ describe('a webhook run', () => {
   test('runs every block in order and logs it in the seed’s shape', async () => {
     const user = await newUser(h);
     const child = await user.install(PAYMENTS);
-    const detail = await h.api('GET', `/workflow/${child}`, undefined, user.token);
+    const detail = await h.api('GET', `/workflow/${child}`);
     const payload = { amount: 25, customer: { name: 'Ada "the Countess" Lovelace' } };
     const response = await fetch(detail.body.webhookUrl, {
       method: 'POST',
@@ -138,7 +138,7 @@ describe('a webhook run', () => {
     assert.equal(unknown.headers.get('content-type'), 'application/problem+json; charset=utf-8');
     const user = await newUser(h);
     const child = await user.install(BALANCE);
-    assert.equal((await h.api('GET', `/workflow/${child}`, undefined, user.token)).body.webhookUrl, undefined);
+    assert.equal((await h.api('GET', `/workflow/${child}`)).body.webhookUrl, undefined);
     const answer = await sendWebhook(h, child, {});
     assert.equal(answer.status, 404);
     assert.match(answer.body.detail, /schedule/);
@@ -287,7 +287,7 @@ describe('switching a workflow off stops its runs at once', () => {
     assert.equal((await h.api('PATCH', `/user/${user.userId}/disableWorkflows`)).status, 200);
     assert.equal((await sendWebhook(h, hook, {})).status, 409);
     await h.service.engine.tick(new Date('2026-03-02T12:00:00Z'));
-    assert.deepEqual(await logsOf(scheduled, h.service.apiKey), []);
+    assert.deepEqual(await logsOf(scheduled, h.service.apiKey!), []);
   });
 
   test('deleting the user makes its webhook unknown and its schedule silent', async () => {

@@ -13,7 +13,7 @@ before(async () => {
   service = await startService({ port: 0, db: ':memory:' });
   const created = await fetch(`${service.url}/forge/2021-12/user`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${service.apiKey}`, 'Content-Type': 'application/json' },
+    headers: { Authorization: `Bearer ${service.apiKey!}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({ name: 'Ada Lovelace', email: 'ada@example.com' }),
   });
   ({ userId } = await created.json());
@@ -25,13 +25,13 @@ const tokenRequest = (init: RequestInit = {}) => new Request('http://app.example
 /** Every answer of the handler, as text, so a test can check the API key is nowhere in it. */
 async function answer(response: Response) {
   const text = await response.text();
-  assert.ok(!text.includes(service.apiKey), 'the response repeats the API key');
+  assert.ok(!text.includes(service.apiKey!), 'the response repeats the API key');
   return { status: response.status, headers: response.headers, body: JSON.parse(text) };
 }
 
 describe('createTokenHandler', () => {
   test("answers {token} with the signed-in user's token, not cached", async () => {
-    const handler = createTokenHandler({ apiKey: service.apiKey, serviceUrl: service.url, getUserId: () => userId });
+    const handler = createTokenHandler({ apiKey: service.apiKey!, serviceUrl: service.url, getUserId: () => userId });
     const { status, headers, body } = await answer(await handler(tokenRequest()));
     assert.equal(status, 200);
     assert.equal(headers.get('cache-control'), 'no-store');
@@ -47,7 +47,7 @@ describe('createTokenHandler', () => {
 
   test('reads the user from the request, e.g. its session cookie', async () => {
     const handler = createTokenHandler({
-      apiKey: service.apiKey,
+      apiKey: service.apiKey!,
       serviceUrl: `${service.url}/forge/2021-12/`,
       getUserId: async (request) => (request.headers.get('cookie') === `session=${userId}` ? userId : null),
     });
@@ -60,7 +60,7 @@ describe('createTokenHandler', () => {
   test('answers 401 without asking the service when nobody is signed in', async () => {
     let serviceCalls = 0;
     const handler = createTokenHandler({
-      apiKey: service.apiKey,
+      apiKey: service.apiKey!,
       serviceUrl: service.url,
       getUserId: () => null,
       fetch: (...args) => {
@@ -79,7 +79,7 @@ describe('createTokenHandler', () => {
 
   test('asks for a shorter token when expiresIn is set', async () => {
     const handler = createTokenHandler({
-      apiKey: service.apiKey,
+      apiKey: service.apiKey!,
       serviceUrl: service.url,
       getUserId: () => userId,
       expiresIn: 60,
@@ -116,7 +116,7 @@ describe('createTokenHandler', () => {
     await new Promise((resolve) => closed.close(resolve));
     const logged: string[] = [];
     const handler = createTokenHandler({
-      apiKey: service.apiKey,
+      apiKey: service.apiKey!,
       serviceUrl: `http://127.0.0.1:${port}`,
       getUserId: () => userId,
       onError: (message) => logged.push(message),
@@ -132,7 +132,7 @@ describe('createTokenHandler', () => {
   test('logs, but does not tell the browser, that the session names a user the service does not have', async () => {
     const logged: string[] = [];
     const handler = createTokenHandler({
-      apiKey: service.apiKey,
+      apiKey: service.apiKey!,
       serviceUrl: service.url,
       getUserId: () => 'no-such-user',
       onError: (message) => logged.push(message),
@@ -161,7 +161,7 @@ describe('createTokenHandler', () => {
     t.after(() => new Promise((resolve) => upstream.close(resolve)));
     const logged: string[] = [];
     const handler = createTokenHandler({
-      apiKey: service.apiKey,
+      apiKey: service.apiKey!,
       serviceUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
       getUserId: () => userId,
       onError: (message) => logged.push(message),
@@ -175,20 +175,20 @@ describe('createTokenHandler', () => {
   });
 
   test('answers 405 to anything but GET', async () => {
-    const handler = createTokenHandler({ apiKey: service.apiKey, serviceUrl: service.url, getUserId: () => userId });
+    const handler = createTokenHandler({ apiKey: service.apiKey!, serviceUrl: service.url, getUserId: () => userId });
     const response = await handler(tokenRequest({ method: 'POST', body: '{}' }));
     assert.equal(response.status, 405);
     assert.equal(response.headers.get('allow'), 'GET');
   });
 
   test('refuses incomplete options at start-up with a message that never contains the key', () => {
-    const base = { apiKey: service.apiKey, serviceUrl: service.url, getUserId: () => userId };
+    const base = { apiKey: service.apiKey!, serviceUrl: service.url, getUserId: () => userId };
     assert.throws(() => createTokenHandler({ ...base, apiKey: '' }), /needs apiKey/);
     assert.throws(() => createTokenHandler({ ...base, serviceUrl: 'localhost:4010' }), /needs serviceUrl/);
     assert.throws(() => createTokenHandler({ ...base, expiresIn: 3600 }), /1 to 1800/);
     assert.throws(
       () => createTokenHandler({ ...base, getUserId: undefined as never }),
-      (error: Error) => /needs getUserId/.test(error.message) && !error.message.includes(service.apiKey),
+      (error: Error) => /needs getUserId/.test(error.message) && !error.message.includes(service.apiKey!),
     );
   });
 });
@@ -203,7 +203,7 @@ describe('toNodeHandler', () => {
   before(async () => {
     const handler = toNodeHandler(
       createTokenHandler<NodeContext>({
-        apiKey: service.apiKey,
+        apiKey: service.apiKey!,
         serviceUrl: service.url,
         // Reads Node's own request, as an Express session middleware would be read.
         getUserId: (_request, { req }) => {

@@ -120,6 +120,7 @@ describe('the route table', () => {
       'PATCH /workflow/:workflowId/variables/:blockId',
       'POST /credentials/:integration',
       'POST /credentials/:integration/oauth',
+      'POST /credentials/:integration/oauth/confirm',
       'POST /workflow/:workflowId/install',
       'PUT /workflow/:workflowId/activate',
       'PUT /workflow/:workflowId/deactivate',

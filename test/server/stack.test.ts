@@ -181,7 +181,7 @@ describe('the request log', () => {
         'the refused request is logged',
       );
       for (const [what, secret] of [
-        ['the API key', service.apiKey],
+        ['the API key', service.apiKey!],
         ['the user token', user.token],
         ['a credential value', secretValue],
         ['the webhook token', webhookToken],

@@ -112,9 +112,14 @@ export class TestService {
     readonly service: RunningService,
     /** Every answer `request` sees is checked against the service's OpenAPI document. */
     readonly openApi: OpenApiCheck,
+    private readonly knownApiKey?: string,
   ) {}
 
-  static async start(options: ServiceOptions = {}): Promise<TestService> {
+  /**
+   * `knownApiKey`: the key of a database whose key was generated on an earlier start (the
+   * service keeps only its hash, so it cannot tell it again).
+   */
+  static async start(options: ServiceOptions = {}, knownApiKey?: string): Promise<TestService> {
     const service = await startService({
       port: 0,
       db: ':memory:',
@@ -123,7 +128,7 @@ export class TestService {
       scheduler: false,
       ...options,
     });
-    return new TestService(service, await OpenApiCheck.load(service.url));
+    return new TestService(service, await OpenApiCheck.load(service.url), knownApiKey);
   }
 
   get url(): string {
@@ -131,7 +136,9 @@ export class TestService {
   }
 
   get apiKey(): string {
-    return this.service.apiKey;
+    const key = this.service.apiKey ?? this.knownApiKey;
+    assert.ok(key, 'this service does not know its API key; pass it to TestService.start');
+    return key;
   }
 
   get store() {
@@ -260,10 +267,16 @@ export class TestService {
    * A user token signed with the service's own key, with any claims: for expired tokens and
    * tokens that live too long, which the service never issues.
    */
-  async signedByService(claims: { sub: string; iat: number; exp: number; aud?: string }): Promise<string> {
-    const jwk = JSON.parse(this.store.getSetting('signingKey')!) as JWK;
+  async signedByService(claims: {
+    sub: string;
+    iat: number;
+    exp: number;
+    aud?: string;
+    kid?: string;
+  }): Promise<string> {
+    const jwk = this.signingJwk();
     return new SignJWT({})
-      .setProtectedHeader({ alg: 'ES256', kid: jwk.kid!, typ: 'JWT' })
+      .setProtectedHeader({ alg: 'ES256', kid: claims.kid ?? jwk.kid!, typ: 'JWT' })
       .setSubject(claims.sub)
       .setIssuer(TOKEN_ISSUER)
       .setAudience(claims.aud ?? TOKEN_AUDIENCE)
@@ -272,10 +285,16 @@ export class TestService {
       .sign(await importJWK(jwk, 'ES256'));
   }
 
+  /** The service's token-signing key, which the database keeps sealed. */
+  private signingJwk(): JWK {
+    const stored = this.store.getSetting('signingKey')!;
+    return stored.startsWith('{') ? (JSON.parse(stored) as JWK) : this.service.secrets.open<JWK>(stored);
+  }
+
   /** A well-formed, unexpired user token signed with a key that is not the service's. */
   async signedByStranger(sub: string): Promise<string> {
     const { privateKey } = await generateKeyPair('ES256');
-    const jwk = JSON.parse(this.store.getSetting('signingKey')!) as JWK;
+    const jwk = this.signingJwk();
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: jwk.kid!, typ: 'JWT' })

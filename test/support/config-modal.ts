@@ -29,7 +29,7 @@ export async function connectAccounts(userId: string, integrations: string[]): P
   const client = new ForgeClient({ baseUrl: apiBase, credential: await userToken(userId) });
   for (const name of integrations) {
     if (PARAMETERS[name]) await client.saveCredential(name, PARAMETERS[name]);
-    else await authorizeOAuth((await client.startOAuth(name)).url);
+    else await client.confirmOAuth(name, await authorizeOAuth((await client.startOAuth(name)).url));
   }
 }
 

@@ -45,8 +45,11 @@ export const connectIntegrations = (userId: string, integrations: string[]) =>
 export const tokenUrl = (userId: string, mode?: 'error' | 'html' | 'garbage', expiresIn?: number) =>
   `/test-host/token?user=${encodeURIComponent(userId)}${mode ? `&mode=${mode}` : ''}${expiresIn ? `&expiresIn=${expiresIn}` : ''}`;
 
-/** Completes a one-time OAuth URL (from `startOAuth`) over HTTP, as if the user pressed Allow. */
-export const authorizeOAuth = (url: string) => forge<number>('authorize', { url });
+/**
+ * Completes a one-time OAuth URL (from `startOAuth`) over HTTP, as if the user pressed Allow;
+ * answers the grant the page then confirms (`confirmOAuth`).
+ */
+export const authorizeOAuth = (url: string) => forge<string>('authorize', { url });
 
 /**
  * Acts on the local consent page in the OAuth popup this page opened: presses Allow or Deny,
