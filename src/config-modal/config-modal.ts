@@ -5,7 +5,7 @@ import { Task, TaskStatus } from '@lit/task';
 import { html, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { ForgeApiError } from '../api/embed-client.js';
 import type { Integration, VariableValue } from '../api/types.js';
-import { ConfigError, ForgeError, type ForgeErrorCode } from '../errors.js';
+import { ConfigError, ForgeError, type ForgeErrorCode, isAbort } from '../errors.js';
 import { emit, reportError } from '../events.js';
 import { Connection } from '../internal/connection.js';
 import { ForgeModalDialog } from '../internal/dialog.js';
@@ -405,10 +405,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
       pending: () => loadingView(t),
       complete: (loaded) => steps[this.#view.step](this.#stepContext(loaded, focus)),
       // Aborted by a close: nothing to say, and the next open starts over.
-      error: (error) =>
-        (error as Error).name === 'AbortError'
-          ? loadingView(t)
-          : loadErrorView(t, error as Error, focus, this.#actions),
+      error: (error) => (isAbort(error) ? loadingView(t) : loadErrorView(t, error as Error, focus, this.#actions)),
     });
     return this.renderDialog(
       html`<div part="panel" class="panel">${top.content} ${body}</div>`,
