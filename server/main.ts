@@ -80,9 +80,9 @@ if (sandboxPort !== undefined && (!Number.isInteger(sandboxPort) || sandboxPort 
   fail(`--sandbox-port must be a whole number from 0 to 65535; got "${args.values['sandbox-port']}".`);
 
 // The request log: one JSON line per request, with its id (FORGE_LOG=off turns it off). pino's
-// own destination gathers lines into 4 KB writes made off the request path, where a synchronous
-// write per request to stdout cost the service about 5% of its throughput; a quiet service's
-// lines still go out within a second, and every line is written before the process exits.
+// own destination gathers lines into 4 KB writes made off the request path, rather than one
+// synchronous write to stdout per request; a quiet service's lines still go out within a
+// second, and every line is written before the process exits.
 const requestLog =
   process.env.FORGE_LOG === 'off'
     ? undefined
