@@ -123,8 +123,23 @@ function restrictToOwner(path: string): void {
 export class Store {
   readonly db: Database.Database;
 
+  /**
+   * Statements prepared once per SQL text: preparing is a measurable part of every request
+   * (SQLite parses and plans the text each time), and the store's SQL is a fixed set.
+   */
+  readonly #statements = new Map<string, Database.Statement>();
+
   constructor(path: string) {
     this.db = openDatabase(path);
+  }
+
+  #sql(text: string): Database.Statement {
+    let statement = this.#statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
   }
 
   close(): void {
@@ -133,7 +148,7 @@ export class Store {
 
   /** Throws when the database cannot answer a query (for the readiness probe). */
   ping(): void {
-    this.db.prepare('SELECT 1').get();
+    this.#sql('SELECT 1').get();
   }
 
   transaction<T>(work: () => T): T {
@@ -143,46 +158,47 @@ export class Store {
   // Settings ------------------------------------------------------------------------------
 
   getSetting(key: string): string | undefined {
-    const row = this.db.prepare('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined;
+    const row = this.#sql('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined;
     return row?.value;
   }
 
   setSetting(key: string, value: string): void {
-    this.db
-      .prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
-      .run(key, value);
+    this.#sql(
+      'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ).run(key, value);
   }
 
   deleteSetting(key: string): void {
-    this.db.prepare('DELETE FROM settings WHERE key = ?').run(key);
+    this.#sql('DELETE FROM settings WHERE key = ?').run(key);
   }
 
   // Users ---------------------------------------------------------------------------------
 
   createUser(fullName: string, email: string): string {
     const id = newId();
-    this.db
-      .prepare('INSERT INTO users (id, email, full_name, created_at) VALUES (?, ?, ?, ?)')
-      .run(id, email, fullName, new Date().toISOString());
+    this.#sql('INSERT INTO users (id, email, full_name, created_at) VALUES (?, ?, ?, ?)').run(
+      id,
+      email,
+      fullName,
+      new Date().toISOString(),
+    );
     return id;
   }
 
   listUsers(): User[] {
-    return this.db
-      .prepare('SELECT id AS _id, email, full_name AS fullName FROM users ORDER BY created_at, id')
-      .all() as User[];
+    return this.#sql(
+      'SELECT id AS _id, email, full_name AS fullName FROM users ORDER BY created_at, id',
+    ).all() as User[];
   }
 
   getUser(id: string): User | undefined {
-    return this.db.prepare('SELECT id AS _id, email, full_name AS fullName FROM users WHERE id = ?').get(id) as
+    return this.#sql('SELECT id AS _id, email, full_name AS fullName FROM users WHERE id = ?').get(id) as
       | User
       | undefined;
   }
 
   updateUser(id: string, fullName: string, email: string): boolean {
-    return (
-      this.db.prepare('UPDATE users SET full_name = ?, email = ? WHERE id = ?').run(fullName, email, id).changes === 1
-    );
+    return this.#sql('UPDATE users SET full_name = ?, email = ? WHERE id = ?').run(fullName, email, id).changes === 1;
   }
 
   /**
@@ -191,7 +207,7 @@ export class Store {
    * earlier copies of the pages, is emptied.
    */
   deleteUser(id: string): boolean {
-    const deleted = this.db.prepare('DELETE FROM users WHERE id = ?').run(id).changes === 1;
+    const deleted = this.#sql('DELETE FROM users WHERE id = ?').run(id).changes === 1;
     if (deleted) this.db.pragma('wal_checkpoint(TRUNCATE)');
     return deleted;
   }
@@ -210,27 +226,25 @@ export class Store {
       created_at: now,
       updated_at: now,
     };
-    this.db
-      .prepare(
-        `INSERT INTO workflows (id, user_id, parent_id, active, variables, webhook_token, created_at, updated_at)
+    this.#sql(
+      `INSERT INTO workflows (id, user_id, parent_id, active, variables, webhook_token, created_at, updated_at)
          VALUES (@id, @user_id, @parent_id, @active, @variables, @webhook_token, @created_at, @updated_at)`,
-      )
-      .run(row);
+    ).run(row);
     return toChild(row);
   }
 
   getChild(id: string): ChildRow | undefined {
-    const row = this.db.prepare('SELECT * FROM workflows WHERE id = ?').get(id) as RawChild | undefined;
+    const row = this.#sql('SELECT * FROM workflows WHERE id = ?').get(id) as RawChild | undefined;
     return row && toChild(row);
   }
 
   getChildByWebhookToken(token: string): ChildRow | undefined {
-    const row = this.db.prepare('SELECT * FROM workflows WHERE webhook_token = ?').get(token) as RawChild | undefined;
+    const row = this.#sql('SELECT * FROM workflows WHERE webhook_token = ?').get(token) as RawChild | undefined;
     return row && toChild(row);
   }
 
   findChild(userId: string, parentId: string): ChildRow | undefined {
-    const row = this.db.prepare('SELECT * FROM workflows WHERE user_id = ? AND parent_id = ?').get(userId, parentId) as
+    const row = this.#sql('SELECT * FROM workflows WHERE user_id = ? AND parent_id = ?').get(userId, parentId) as
       | RawChild
       | undefined;
     return row && toChild(row);
@@ -238,71 +252,75 @@ export class Store {
 
   listChildren(userId: string): ChildRow[] {
     return (
-      this.db.prepare('SELECT * FROM workflows WHERE user_id = ? ORDER BY created_at, id').all(userId) as RawChild[]
+      this.#sql('SELECT * FROM workflows WHERE user_id = ? ORDER BY created_at, id').all(userId) as RawChild[]
     ).map(toChild);
   }
 
   listActiveChildren(): ChildRow[] {
-    return (this.db.prepare('SELECT * FROM workflows WHERE active = 1').all() as RawChild[]).map(toChild);
+    return (this.#sql('SELECT * FROM workflows WHERE active = 1').all() as RawChild[]).map(toChild);
   }
 
   setChildActive(id: string, active: boolean): void {
-    this.db
-      .prepare('UPDATE workflows SET active = ?, updated_at = ? WHERE id = ?')
-      .run(active ? 1 : 0, new Date().toISOString(), id);
+    this.#sql('UPDATE workflows SET active = ?, updated_at = ? WHERE id = ?').run(
+      active ? 1 : 0,
+      new Date().toISOString(),
+      id,
+    );
   }
 
   /** Switches off every active workflow of a user; answers how many were on. */
   deactivateUserChildren(userId: string): number {
-    return this.db
-      .prepare('UPDATE workflows SET active = 0, updated_at = ? WHERE user_id = ? AND active = 1')
-      .run(new Date().toISOString(), userId).changes;
+    return this.#sql('UPDATE workflows SET active = 0, updated_at = ? WHERE user_id = ? AND active = 1').run(
+      new Date().toISOString(),
+      userId,
+    ).changes;
   }
 
   setChildVariables(id: string, variables: Record<string, VariableValues>): void {
-    this.db
-      .prepare('UPDATE workflows SET variables = ?, updated_at = ? WHERE id = ?')
-      .run(JSON.stringify(variables), new Date().toISOString(), id);
+    this.#sql('UPDATE workflows SET variables = ?, updated_at = ? WHERE id = ?').run(
+      JSON.stringify(variables),
+      new Date().toISOString(),
+      id,
+    );
   }
 
   /** Gives a child a new webhook token; answers it. */
   rotateWebhookToken(id: string): string {
     const token = newWebhookToken();
-    this.db
-      .prepare('UPDATE workflows SET webhook_token = ?, updated_at = ? WHERE id = ?')
-      .run(token, new Date().toISOString(), id);
+    this.#sql('UPDATE workflows SET webhook_token = ?, updated_at = ? WHERE id = ?').run(
+      token,
+      new Date().toISOString(),
+      id,
+    );
     return token;
   }
 
   deleteChild(id: string): boolean {
-    return this.db.prepare('DELETE FROM workflows WHERE id = ?').run(id).changes === 1;
+    return this.#sql('DELETE FROM workflows WHERE id = ?').run(id).changes === 1;
   }
 
   // Credentials ---------------------------------------------------------------------------
 
   saveCredential(userId: string, integration: string, sealedSecret: string): string {
     const connectedAt = new Date().toISOString();
-    this.db
-      .prepare(
-        `INSERT INTO credentials (user_id, integration, secret, connected_at) VALUES (?, ?, ?, ?)
+    this.#sql(
+      `INSERT INTO credentials (user_id, integration, secret, connected_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (user_id, integration) DO UPDATE SET secret = excluded.secret, connected_at = excluded.connected_at`,
-      )
-      .run(userId, integration, sealedSecret, connectedAt);
+    ).run(userId, integration, sealedSecret, connectedAt);
     return connectedAt;
   }
 
   listCredentials(userId: string): Array<{ integration: string; connectedAt: string }> {
-    return this.db
-      .prepare(
-        'SELECT integration, connected_at AS connectedAt FROM credentials WHERE user_id = ? ORDER BY integration',
-      )
-      .all(userId) as Array<{ integration: string; connectedAt: string }>;
+    return this.#sql(
+      'SELECT integration, connected_at AS connectedAt FROM credentials WHERE user_id = ? ORDER BY integration',
+    ).all(userId) as Array<{ integration: string; connectedAt: string }>;
   }
 
   getCredentialSecret(userId: string, integration: string): string | undefined {
-    const row = this.db
-      .prepare('SELECT secret FROM credentials WHERE user_id = ? AND integration = ?')
-      .get(userId, integration) as { secret: string } | undefined;
+    const row = this.#sql('SELECT secret FROM credentials WHERE user_id = ? AND integration = ?').get(
+      userId,
+      integration,
+    ) as { secret: string } | undefined;
     return row?.secret;
   }
 
@@ -316,62 +334,55 @@ export class Store {
   ): { state: string; expiresAt: number } {
     const state = randomBytes(24).toString('base64url');
     const expiresAt = Date.now() + ttlMs;
-    this.db.prepare('DELETE FROM oauth_states WHERE expires_at < ?').run(Date.now());
-    this.db
-      .prepare(
-        'INSERT INTO oauth_states (state, user_id, integration, opener_origin, expires_at) VALUES (?, ?, ?, ?, ?)',
-      )
-      .run(state, userId, integration, openerOrigin, expiresAt);
+    this.#sql('DELETE FROM oauth_states WHERE expires_at < ?').run(Date.now());
+    this.#sql(
+      'INSERT INTO oauth_states (state, user_id, integration, opener_origin, expires_at) VALUES (?, ?, ?, ?, ?)',
+    ).run(state, userId, integration, openerOrigin, expiresAt);
     return { state, expiresAt };
   }
 
   getOAuthState(
     state: string,
   ): { userId: string; integration: string; openerOrigin: string; code: string | null } | undefined {
-    return this.db
-      .prepare(
-        `SELECT user_id AS userId, integration, opener_origin AS openerOrigin, code
+    return this.#sql(
+      `SELECT user_id AS userId, integration, opener_origin AS openerOrigin, code
          FROM oauth_states WHERE state = ? AND expires_at >= ?`,
-      )
-      .get(state, Date.now()) as
+    ).get(state, Date.now()) as
       | { userId: string; integration: string; openerOrigin: string; code: string | null }
       | undefined;
   }
 
   setOAuthCode(state: string, code: string): void {
-    this.db.prepare('UPDATE oauth_states SET code = ? WHERE state = ?').run(code, state);
+    this.#sql('UPDATE oauth_states SET code = ? WHERE state = ?').run(code, state);
   }
 
   /** Marks the authorize link of a state as opened; true only the first time, within its lifetime. */
   markOAuthStateOpened(state: string): boolean {
     return (
-      this.db
-        .prepare('UPDATE oauth_states SET opened = 1 WHERE state = ? AND opened = 0 AND expires_at >= ?')
-        .run(state, Date.now()).changes === 1
+      this.#sql('UPDATE oauth_states SET opened = 1 WHERE state = ? AND opened = 0 AND expires_at >= ?').run(
+        state,
+        Date.now(),
+      ).changes === 1
     );
   }
 
   createPendingGrant(grant: PendingGrant): void {
-    this.db.prepare('DELETE FROM oauth_grants WHERE expires_at < ?').run(Date.now());
-    this.db
-      .prepare(
-        `INSERT INTO oauth_grants (confirmation_hash, user_id, integration, opener_origin, grant_secret, expires_at)
+    this.#sql('DELETE FROM oauth_grants WHERE expires_at < ?').run(Date.now());
+    this.#sql(
+      `INSERT INTO oauth_grants (confirmation_hash, user_id, integration, opener_origin, grant_secret, expires_at)
          VALUES (?, ?, ?, ?, ?, ?)`,
-      )
-      .run(grant.hash, grant.userId, grant.integration, grant.openerOrigin, grant.sealedGrant, grant.expiresAt);
+    ).run(grant.hash, grant.userId, grant.integration, grant.openerOrigin, grant.sealedGrant, grant.expiresAt);
   }
 
   /** Uses a pending grant up, whatever becomes of it. */
   takePendingGrant(hash: string): PendingGrant | undefined {
     return this.transaction(() => {
-      const found = this.db
-        .prepare(
-          `SELECT confirmation_hash AS hash, user_id AS userId, integration, opener_origin AS openerOrigin,
+      const found = this.#sql(
+        `SELECT confirmation_hash AS hash, user_id AS userId, integration, opener_origin AS openerOrigin,
              grant_secret AS sealedGrant, expires_at AS expiresAt
            FROM oauth_grants WHERE confirmation_hash = ?`,
-        )
-        .get(hash) as PendingGrant | undefined;
-      this.db.prepare('DELETE FROM oauth_grants WHERE confirmation_hash = ?').run(hash);
+      ).get(hash) as PendingGrant | undefined;
+      this.#sql('DELETE FROM oauth_grants WHERE confirmation_hash = ?').run(hash);
       return found;
     });
   }
@@ -382,7 +393,7 @@ export class Store {
   ): { userId: string; integration: string; openerOrigin: string; code: string | null } | undefined {
     return this.transaction(() => {
       const found = this.getOAuthState(state);
-      this.db.prepare('DELETE FROM oauth_states WHERE state = ?').run(state);
+      this.#sql('DELETE FROM oauth_states WHERE state = ?').run(state);
       return found;
     });
   }
@@ -390,33 +401,29 @@ export class Store {
   // Execution logs and error logs ---------------------------------------------------------
 
   insertExecution(workflowId: string, entry: ExecutionLogEntry): void {
-    this.db
-      .prepare(
-        'INSERT INTO executions (id, workflow_id, started_at, stopped_at, finished, results) VALUES (?, ?, ?, ?, ?, ?)',
-      )
-      .run(
-        entry.executionId,
-        workflowId,
-        entry.startedAt,
-        entry.stoppedAt,
-        entry.finished ? 1 : 0,
-        JSON.stringify(entry.results),
-      );
+    this.#sql(
+      'INSERT INTO executions (id, workflow_id, started_at, stopped_at, finished, results) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(
+      entry.executionId,
+      workflowId,
+      entry.startedAt,
+      entry.stoppedAt,
+      entry.finished ? 1 : 0,
+      JSON.stringify(entry.results),
+    );
   }
 
   listExecutions(workflowId: string, page: number, limit: number, order: 'asc' | 'desc'): ExecutionLogEntry[] {
     const direction = order === 'asc' ? 'ASC' : 'DESC';
     // The page is found in the index alone (it covers workflow_id, started_at, id and the rowid),
     // and only its rows are read from the table: a deep page skips index entries, not whole rows.
-    const rows = this.db
-      .prepare(
-        `SELECT id, started_at, stopped_at, finished, results FROM executions
+    const rows = this.#sql(
+      `SELECT id, started_at, stopped_at, finished, results FROM executions
          WHERE rowid IN (
            SELECT rowid FROM executions WHERE workflow_id = ?
            ORDER BY started_at ${direction}, id ${direction} LIMIT ? OFFSET ?)
          ORDER BY started_at ${direction}, id ${direction}`,
-      )
-      .all(workflowId, limit, (page - 1) * limit) as Array<{
+    ).all(workflowId, limit, (page - 1) * limit) as Array<{
       id: string;
       started_at: string;
       stopped_at: string;
@@ -445,20 +452,18 @@ export class Store {
       updated_at: now,
       version: 0,
     };
-    this.db
-      .prepare(
-        `INSERT INTO error_logs (id, workflow_id, execution_id, block_id, block_type, error, created_at, updated_at, version)
+    this.#sql(
+      `INSERT INTO error_logs (id, workflow_id, execution_id, block_id, block_type, error, created_at, updated_at, version)
          VALUES (@id, @workflow_id, @execution_id, @block_id, @block_type, @error, @created_at, @updated_at, @version)`,
-      )
-      .run(row);
+    ).run(row);
     return toErrorEntry(row);
   }
 
   listErrors(workflowId: string): ErrorLogEntry[] {
     return (
-      this.db
-        .prepare('SELECT * FROM error_logs WHERE workflow_id = ? ORDER BY created_at DESC, id DESC')
-        .all(workflowId) as RawError[]
+      this.#sql('SELECT * FROM error_logs WHERE workflow_id = ? ORDER BY created_at DESC, id DESC').all(
+        workflowId,
+      ) as RawError[]
     ).map(toErrorEntry);
   }
 
@@ -466,75 +471,77 @@ export class Store {
 
   /** Parents that have at least one active child: the only ones a scheduler tick looks at. */
   listParentsWithActiveChildren(): string[] {
-    return (this.db.prepare('SELECT DISTINCT parent_id FROM workflows WHERE active = 1').all() as RawChild[]).map(
+    return (this.#sql('SELECT DISTINCT parent_id FROM workflows WHERE active = 1').all() as RawChild[]).map(
       (row) => row.parent_id,
     );
   }
 
   listActiveChildrenOf(parentId: string): ChildRow[] {
     return (
-      this.db
-        .prepare('SELECT * FROM workflows WHERE parent_id = ? AND active = 1 ORDER BY created_at, id')
-        .all(parentId) as RawChild[]
+      this.#sql('SELECT * FROM workflows WHERE parent_id = ? AND active = 1 ORDER BY created_at, id').all(
+        parentId,
+      ) as RawChild[]
     ).map(toChild);
   }
 
   /** Puts an error log entry in the outbox of a delivery channel (once per entry and channel). */
   enqueueDelivery(errorId: string, channel: string, dueAt: number): void {
-    this.db
-      .prepare('INSERT OR IGNORE INTO deliveries (error_id, channel, due_at) VALUES (?, ?, ?)')
-      .run(errorId, channel, dueAt);
+    this.#sql('INSERT OR IGNORE INTO deliveries (error_id, channel, due_at) VALUES (?, ?, ?)').run(
+      errorId,
+      channel,
+      dueAt,
+    );
   }
 
   /** Deliveries due at `now`, oldest first, each with the entry to send. */
   dueDeliveries(now: number, limit: number): PendingDelivery[] {
-    const rows = this.db
-      .prepare(
-        `SELECT d.channel, d.attempts, e.* FROM deliveries d JOIN error_logs e ON e.id = d.error_id
+    const rows = this.#sql(
+      `SELECT d.channel, d.attempts, e.* FROM deliveries d JOIN error_logs e ON e.id = d.error_id
          WHERE d.due_at <= ? ORDER BY d.due_at, e.created_at, e.id LIMIT ?`,
-      )
-      .all(now, limit) as Array<RawError & { channel: string; attempts: number }>;
+    ).all(now, limit) as Array<RawError & { channel: string; attempts: number }>;
     return rows.map((row) => ({ channel: row.channel, attempts: row.attempts, entry: toErrorEntry(row) }));
   }
 
   /** When the next delivery is due (ms since the epoch), or undefined when the outbox is empty. */
   nextDeliveryDueAt(): number | undefined {
-    const row = this.db.prepare('SELECT MIN(due_at) AS next FROM deliveries').get() as { next: number | null };
+    const row = this.#sql('SELECT MIN(due_at) AS next FROM deliveries').get() as { next: number | null };
     return row.next ?? undefined;
   }
 
   finishDelivery(errorId: string, channel: string): void {
-    this.db.prepare('DELETE FROM deliveries WHERE error_id = ? AND channel = ?').run(errorId, channel);
+    this.#sql('DELETE FROM deliveries WHERE error_id = ? AND channel = ?').run(errorId, channel);
   }
 
   postponeDelivery(errorId: string, channel: string, attempts: number, dueAt: number, lastError: string): void {
-    this.db
-      .prepare('UPDATE deliveries SET attempts = ?, due_at = ?, last_error = ? WHERE error_id = ? AND channel = ?')
-      .run(attempts, dueAt, lastError, errorId, channel);
+    this.#sql('UPDATE deliveries SET attempts = ?, due_at = ?, last_error = ? WHERE error_id = ? AND channel = ?').run(
+      attempts,
+      dueAt,
+      lastError,
+      errorId,
+      channel,
+    );
   }
 
   /** Makes waiting deliveries (of one channel, or all) due now: their target changed, or the service restarted. */
   retryDeliveriesNow(channel?: string): void {
-    this.db
-      .prepare('UPDATE deliveries SET due_at = @now WHERE due_at > @now AND (@channel IS NULL OR channel = @channel)')
-      .run({ now: Date.now(), channel: channel ?? null });
+    this.#sql(
+      'UPDATE deliveries SET due_at = @now WHERE due_at > @now AND (@channel IS NULL OR channel = @channel)',
+    ).run({ now: Date.now(), channel: channel ?? null });
   }
 
   /** Empties a channel's outbox: the host switched the channel off. */
   dropDeliveries(channel: string): void {
-    this.db.prepare('DELETE FROM deliveries WHERE channel = ?').run(channel);
+    this.#sql('DELETE FROM deliveries WHERE channel = ?').run(channel);
   }
 
   /** How many deliveries of a channel wait, and the most recent reason one failed. */
   deliveryBacklog(channel: string): { pending: number; lastError: string | null } {
-    return this.db
-      .prepare(
-        `SELECT COUNT(*) AS pending,
+    return this.#sql(
+      `SELECT COUNT(*) AS pending,
            (SELECT last_error FROM deliveries WHERE channel = @channel AND last_error IS NOT NULL
             ORDER BY due_at DESC LIMIT 1) AS lastError
          FROM deliveries WHERE channel = @channel`,
-      )
-      .get({ channel }) as { pending: number; lastError: string | null };
+    ).get({ channel }) as { pending: number; lastError: string | null };
   }
 }
 
