@@ -108,6 +108,16 @@ async function authorizeWithoutBrowser(url) {
 
 /** The host-style token endpoint and the fault-injecting proxy. */
 async function testHost(ctx, next) {
+  // The CDN bundle on a page that cannot load its chunks: the entry file, and a 404 for the rest.
+  const chunkless = /^\/cdn-without-chunks\/(.*)$/.exec(ctx.path);
+  if (chunkless) {
+    if (chunkless[1] !== 'forge-embed.min.js') {
+      ctx.status = 404;
+      return;
+    }
+    ctx.path = '/dist/cdn/forge-embed.min.js';
+    return next();
+  }
   if (ctx.path === '/test-host/token') {
     const user = ctx.query.user;
     const mode = ctx.query.mode;

@@ -1,15 +1,23 @@
 /**
- * The entry of the single-file CDN bundle (`dist/cdn/forge-embed.min.js`): what `forge-embed`
- * registers and exports, for a page that loads it with one `<script type="module">`, except
- * `ForgeClient`. Its extra operations take the host's API key, which belongs on the host's
- * backend and never in a page, so the bundle carries only the embed surface's
- * `ForgeEmbedClient` (`npm install forge-embed` still has both, in `forge-embed/client`).
+ * The entry of the CDN bundle (`dist/cdn/forge-embed.min.js`): what `forge-embed` registers and
+ * exports, for a page that loads it with one `<script type="module">`, except two things.
+ * - `<forge-config-modal>` lives in a chunk beside this file and registers when it arrives: at
+ *   once if the page already holds one, else when the browser is idle (the list also fetches it
+ *   on intent, pointer or focus on a row). A page that shows only the list renders without
+ *   waiting for the modal's code. Code that calls `show()` right at load awaits
+ *   `customElements.whenDefined('forge-config-modal')` first.
+ * - `ForgeClient`: its extra operations take the host's API key, which belongs on the host's
+ *   backend and never in a page, so the bundle carries only the embed surface's
+ *   `ForgeEmbedClient` (`npm install forge-embed` still has both, in `forge-embed/client`).
  */
-import './config-modal/define.js';
+import { prefetchConfigModal, prefetchConfigModalWhenIdle } from './internal/load-modal.js';
 import './workflow-list/define.js';
 
+if (document.querySelector('forge-config-modal')) prefetchConfigModal();
+else prefetchConfigModalWhenIdle();
+
 export { API_VERSION_PATH, ForgeApiError, ForgeEmbedClient } from './api/embed-client.js';
-export { ForgeConfigModal } from './config-modal/config-modal.js';
 export { ConfigError, TokenError } from './errors.js';
+export { loadConfigModal } from './internal/load-modal.js';
 export { registerStrings } from './internal/localize.js';
 export { ForgeWorkflowList } from './workflow-list/workflow-list.js';

@@ -29,6 +29,8 @@ export interface WorkflowListStrings {
   turnOffFailed: (reason: string) => string;
   /** Said in the row when the workflow turned out to be removed (e.g. by the host) meanwhile. */
   removed: string;
+  /** Said in the row when the modal's code could not be loaded, so Enable / Configure could not open it. */
+  modalLoadFailed: string;
   /** Said in the row when re-reading a workflow after the modal saved it failed. */
   refreshFailed: (reason: string) => string;
 }
@@ -49,5 +51,7 @@ export const defaultWorkflowListStrings: WorkflowListStrings = {
   turnOnFailed: (reason) => `Could not turn this workflow on. ${reason}`,
   turnOffFailed: (reason) => `Could not turn this workflow off. ${reason}`,
   removed: 'This workflow was removed. Enable it again to use it.',
+  modalLoadFailed:
+    'The settings could not be opened: this part of the page did not load. Check the connection, then try again.',
   refreshFailed: (reason) => `Saved, but the list could not show the new state. ${reason}`,
 };

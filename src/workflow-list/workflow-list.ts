@@ -8,6 +8,7 @@ import { isAbort } from '../errors.js';
 import { emit, type ForgeEvent, reportError } from '../events.js';
 import { Connection } from '../internal/connection.js';
 import { ForgeElement } from '../internal/forge-element.js';
+import { loadConfigModal, prefetchConfigModal, prefetchConfigModalWhenIdle } from '../internal/load-modal.js';
 import { Localize } from '../internal/localize.js';
 import { safeIconUrl, themeStyles } from '../theme.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
@@ -166,6 +167,7 @@ export class ForgeWorkflowList extends ForgeElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
+    prefetchConfigModalWhenIdle();
     // Back on the page after a removal, which stopped every request: read everything again.
     if (this.hasUpdated) {
       this.#installed = new Map();
@@ -220,6 +222,18 @@ export class ForgeWorkflowList extends ForgeElement {
   }
 
   async #openModal(parentId: string): Promise<void> {
+    try {
+      await loadConfigModal();
+    } catch (error) {
+      // A dead button would leave the user guessing; the row says why nothing opened.
+      this.#rowErrors.set(
+        parentId,
+        reportError(this, error, 'load-failed', () => this.#text.modalLoadFailed),
+      );
+      this.requestUpdate();
+      return;
+    }
+    this.#rowErrors.delete(parentId);
     this.#modalFor = parentId;
     this.requestUpdate();
     await this.updateComplete;
@@ -364,7 +378,16 @@ export class ForgeWorkflowList extends ForgeElement {
       }
       ${
         shown![0]
-          ? html`<ul class="list" part="list" aria-label=${t.listLabel} aria-busy=${pending} tabindex="-1" data-landing>
+          ? html`<ul
+              class="list"
+              part="list"
+              aria-label=${t.listLabel}
+              aria-busy=${pending}
+              tabindex="-1"
+              data-landing
+              @pointerover=${prefetchConfigModal}
+              @focusin=${prefetchConfigModal}
+            >
               ${shown!.map((offer) => this.#renderRow(offer))}
             </ul>`
           : html`<p class="message muted">${t.noMatches(this.#filter.trim())}</p>`

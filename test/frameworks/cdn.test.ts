@@ -10,9 +10,16 @@ describe('the CDN bundle in a plain page', () => {
     await import(/* @vite-ignore */ BUNDLE);
   });
 
-  it('registers both elements', () => {
+  it('registers both elements: the list at once, the modal from its own file soon after', async () => {
     expect(customElements.get('forge-workflow-list')).to.be.a('function');
-    expect(customElements.get('forge-config-modal')).to.be.a('function');
+    // The page holds no modal, so its chunk comes when the browser is idle.
+    await customElements.whenDefined('forge-config-modal');
+    const scripts = performance
+      .getEntriesByType('resource')
+      .map(({ name }) => new URL(name).pathname)
+      .filter((path) => path.startsWith('/dist/cdn/'));
+    expect(scripts).to.include(BUNDLE);
+    expect(scripts.filter((path) => path !== BUNDLE)).to.have.length.greaterThan(0);
   });
 
   it('configures the list from attributes and fires forge-toggle as a DOM event', async () => {
