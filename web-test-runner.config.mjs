@@ -1,7 +1,10 @@
-import { writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { defaultReporter } from '@web/test-runner';
 import { startService } from './server/dist/app.js';
+import { DEMO_CATALOG } from './server/dist/paths.js';
 import { consentInPopup, ENGINES, engineOf, launchers, pressChord, startWebKitDriver } from './test/engines.mjs';
 import { frameworkPlugin } from './test/frameworks/plugin.mjs';
 
@@ -28,6 +31,36 @@ const WEBKIT_DRIVER_PORT = PORT + 1;
 const stopWebKitDriver = BROWSERS.includes('webkit') ? await startWebKitDriver(WEBKIT_DRIVER_PORT) : () => undefined;
 
 const service = await startService({ port: 0, db: ':memory:', allowedOrigins: [ORIGIN] });
+
+/**
+ * A catalog of LONG_LIST_ROWS workflows (copies of the demo's first one, numbered), on a service of
+ * its own: long enough that <forge-workflow-list> renders only the rows near the viewport.
+ */
+const LONG_LIST_ROWS = 300;
+function writeLongCatalog() {
+  const dir = mkdtempSync(join(tmpdir(), 'forge-long-catalog-'));
+  cpSync(join(dirname(DEMO_CATALOG), 'icons'), join(dir, 'icons'), { recursive: true });
+  const demo = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8'));
+  const workflows = Array.from({ length: LONG_LIST_ROWS }, (_, n) => ({
+    ...demo.workflows[0],
+    workflowId: `long-${String(n + 1).padStart(3, '0')}`,
+    name: `Long list workflow ${n + 1}`,
+  }));
+  writeFileSync(join(dir, 'catalog.json'), JSON.stringify({ ...demo, workflows }));
+  return join(dir, 'catalog.json');
+}
+const longService = await startService({
+  port: 0,
+  db: ':memory:',
+  catalog: writeLongCatalog(),
+  allowedOrigins: [ORIGIN],
+});
+const longApi = (path, init = {}) =>
+  fetch(`${longService.url}/forge/2021-12${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${longService.apiKey}`, 'Content-Type': 'application/json' },
+  }).then((r) => r.json());
+
 const api = (path, init = {}) =>
   fetch(`${service.url}/forge/2021-12${path}`, {
     ...init,
@@ -42,6 +75,7 @@ const forgeCommands = {
   async serverStop() {
     stopWebKitDriver();
     await service.close();
+    await longService.close();
   },
   async executeCommand({ command, payload, session }) {
     if (command === 'press-chord') return pressChord(session, payload.keys);
@@ -51,6 +85,16 @@ const forgeCommands = {
     switch (action) {
       case 'info':
         return { apiBase: service.url, faultyBase: `${ORIGIN}/faulty/${engine}` };
+      case 'longList': {
+        const n = Math.random().toString(36).slice(2, 10);
+        const { userId } = await longApi('/user', {
+          method: 'POST',
+          body: JSON.stringify({ name: `Long list user ${n}`, email: `long-${n}@example.com` }),
+        });
+        return { apiBase: longService.url, userId, rows: LONG_LIST_ROWS };
+      }
+      case 'longToken':
+        return (await longApi(`/user/${args.userId}/token`)).token;
       case 'createUser': {
         const n = Math.random().toString(36).slice(2, 10);
         const { body } = await api('/user', {

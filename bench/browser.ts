@@ -6,11 +6,15 @@ import { spawnService } from './service.js';
 import { median, percentile, round1 } from './stats.js';
 
 export const OPEN_RUNS = 30;
-export const HEAP_CYCLES = 200;
+/** First opens, each on a fresh page whose modal chunk is not loaded yet. */
+export const COLD_OPEN_RUNS = 5;
+export const HEAP_CYCLES = 1000;
 /** Opens before the first heap reading, enough for the JIT and the browser's caches to settle. */
 const HEAP_WARM_UP = 50;
 export const LIST_ROWS = 1000;
 export const LIST_RUNS = 10;
+export const BIG_LIST_ROWS = 10_000;
+export const BIG_LIST_RUNS = 3;
 export const TOGGLE_RUNS = 20;
 /** Scrolls of the whole list, each on a fresh page, so rows come into view for the first time. */
 export const SCROLL_RUNS = 3;
@@ -23,11 +27,20 @@ export interface BrowserResult {
   openToInteractiveMs: number;
   /** The first open of a page: new connections and CORS preflights included. */
   openColdMs: number;
+  /** The first open through the list on a page that has not loaded the modal's chunk (median). */
+  firstOpenWithChunkMs: number;
+  firstOpenWithChunkRequests: number;
+  firstOpenWithChunkRoundTrips: number;
   openRequests: number;
   /** Longest chain of requests that waited on one another during an open. */
   openRoundTrips: number;
-  heapGrowthBytesAfter200Opens: number;
+  heapGrowthBytesAfter1000Opens: number;
+  /** From the service's last answer to 1,000 rows shown and laid out: the element's own time. */
   list1000RenderMs: number;
+  /** From connecting the list to the same point: the service's answers and the network included. */
+  list1000LoadMs: number;
+  list10000RenderMs: number;
+  list10000LoadMs: number;
   toggleFeedbackMs: number;
   /** From the click to the service's confirmation, for comparison. */
   toggleConfirmedMs: number;
@@ -81,6 +94,17 @@ async function modalPhase(workDir: string, apiKey: string, host: BenchHost, brow
         runs: OPEN_RUNS,
       }),
     );
+    const cold: OpenSample[] = [];
+    for (let i = 0; i < COLD_OPEN_RUNS; i++) {
+      cold.push(
+        await onPage(
+          browser,
+          host,
+          (page) => page.evaluate((args) => (window as unknown as BenchWindow).bench.coldOpen(args), config),
+          { idlePrefetch: false },
+        ),
+      );
+    }
     const heapGrowth = await onPage(browser, host, (page) =>
       page.evaluate((args) => (window as unknown as BenchWindow).bench.heapGrowth(args), {
         ...config,
@@ -93,7 +117,10 @@ async function modalPhase(workDir: string, apiKey: string, host: BenchHost, brow
       openColdMs: round1(opens[0]!.ms),
       openRequests: median(opens.map((o) => o.requests)),
       openRoundTrips: median(opens.map((o) => o.roundTrips)),
-      heapGrowthBytesAfter200Opens: heapGrowth,
+      firstOpenWithChunkMs: round1(median(cold.map((o) => o.ms))),
+      firstOpenWithChunkRequests: median(cold.map((o) => o.requests)),
+      firstOpenWithChunkRoundTrips: median(cold.map((o) => o.roundTrips)),
+      heapGrowthBytesAfter1000Opens: heapGrowth,
     };
   } finally {
     await service.stop();
@@ -108,7 +135,7 @@ async function listPhase(workDir: string, apiKey: string, host: BenchHost, brows
   host.service = service;
   const config = { apiBase: service.url, tokenUrl: host.tokenUrl(userId), rows: LIST_ROWS };
   try {
-    const renders: number[] = [];
+    const renders: ListSample[] = [];
     // A fresh page each time: every run connects a list as a page that just loaded would.
     for (let i = 0; i < LIST_RUNS; i++) {
       renders.push(
@@ -139,7 +166,9 @@ async function listPhase(workDir: string, apiKey: string, host: BenchHost, brows
     }
     const frameBudgetMs = median(scrolls.map((s) => s.budgetMs));
     return {
-      list1000RenderMs: round1(median(renders)),
+      list1000RenderMs: round1(median(renders.map((r) => r.renderMs))),
+      list1000LoadMs: round1(median(renders.map((r) => r.ms))),
+      ...(await bigListRender(workDir, apiKey, host, browser)),
       toggleFeedbackMs: round1(median(toggles.map((t) => t.shownMs))),
       toggleConfirmedMs: round1(median(toggles.map((t) => t.confirmedMs))),
       list1000ScrollFrameP95Ms: round1(median(scrolls.map((s) => percentile(s.intervals, 95)))),
@@ -154,9 +183,46 @@ async function listPhase(workDir: string, apiKey: string, host: BenchHost, brows
   }
 }
 
-/** Runs `work` on a freshly loaded bench page; any error the page throws fails the bench. */
-async function onPage<T>(browser: Browser, host: BenchHost, work: (page: Page) => Promise<T>): Promise<T> {
+/** Median time to render a list of BIG_LIST_ROWS workflows, each on a fresh page. */
+async function bigListRender(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
+  const catalog = writeLargeCatalog(workDir, BIG_LIST_ROWS);
+  const db = join(workDir, 'big-list.db');
+  const userId = seedListUser(db, catalog);
+  const service = await spawnService({ db, apiKey, catalog, allowedOrigins: [host.origin] });
+  host.service = service;
+  const config = { apiBase: service.url, tokenUrl: host.tokenUrl(userId), rows: BIG_LIST_ROWS };
+  try {
+    const renders: ListSample[] = [];
+    for (let i = 0; i < BIG_LIST_RUNS; i++) {
+      renders.push(
+        await onPage(browser, host, (page) =>
+          page.evaluate((args) => (window as unknown as BenchWindow).bench.renderList(args), config),
+        ),
+      );
+    }
+    return {
+      list10000RenderMs: round1(median(renders.map((r) => r.renderMs))),
+      list10000LoadMs: round1(median(renders.map((r) => r.ms))),
+    };
+  } finally {
+    await service.stop();
+  }
+}
+
+/**
+ * Runs `work` on a freshly loaded bench page; any error the page throws fails the bench. With
+ * `idlePrefetch: false` the page never sees the browser idle, so nothing loads the modal's chunk
+ * before the bench opens it.
+ */
+async function onPage<T>(
+  browser: Browser,
+  host: BenchHost,
+  work: (page: Page) => Promise<T>,
+  { idlePrefetch = true } = {},
+): Promise<T> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  // A string, not a function: tsx's transform would wrap a function in helpers the page lacks.
+  if (!idlePrefetch) await context.addInitScript({ content: 'window.requestIdleCallback = () => 0;' });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
@@ -165,13 +231,18 @@ async function onPage<T>(browser: Browser, host: BenchHost, work: (page: Page) =
   });
   try {
     await page.goto(host.origin);
-    await page.waitForFunction(() => 'bench' in window && customElements.get('forge-config-modal'));
+    await page.waitForFunction(() => 'bench' in window && customElements.get('forge-workflow-list'));
     const result = await work(page);
     if (errors.length > 0) throw new Error(`The bench page reported errors:\n  ${errors.join('\n  ')}`);
     return result;
   } finally {
     await context.close();
   }
+}
+
+interface ListSample {
+  ms: number;
+  renderMs: number;
 }
 
 interface ToggleSample {
@@ -201,6 +272,7 @@ interface BenchWindow {
 }
 
 interface BenchApi {
+  coldOpen(args: { apiBase: string; tokenUrl: string }): Promise<OpenSample>;
   openToInteractive(args: {
     apiBase: string;
     tokenUrl: string;
@@ -214,7 +286,7 @@ interface BenchApi {
     warmUp: number;
     cycles: number;
   }): Promise<number>;
-  renderList(args: { apiBase: string; tokenUrl: string; rows: number }): Promise<number>;
+  renderList(args: { apiBase: string; tokenUrl: string; rows: number }): Promise<ListSample>;
   scrollList(args: { steps: number }): Promise<ScrollSample>;
   armToggle(): void;
   toggleResult(): Promise<ToggleSample>;

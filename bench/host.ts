@@ -1,18 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ServiceProcess } from './service.js';
 
 const PAGE_SCRIPT = fileURLToPath(new URL('page.js', import.meta.url));
 
-const PAGE = `<!doctype html>
+const page = (entry: string) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>forge-embed bench</title>
-  <script type="module" src="/forge-embed.js"></script>
+  <script type="module" src="/cdn/${entry}"></script>
   <script type="module" src="/page.js"></script>
 </head>
 <body></body>
@@ -29,8 +30,8 @@ export interface BenchHost {
 }
 
 /**
- * The bench's host app: the page that loads the CDN bundle (and the bench's own page script),
- * and a token endpoint that does what a host backend does: asks the service for a user token
+ * The bench's host app: the page that loads the CDN bundle (its entry, which loads its chunks,
+ * and the bench's own page script), and a token endpoint that does what a host backend does: asks the service for a user token
  * with the API key, which never reaches the page.
  */
 export async function startHost(cdnBundle: string): Promise<BenchHost> {
@@ -49,10 +50,7 @@ export async function startHost(cdnBundle: string): Promise<BenchHost> {
     };
     switch (url.pathname) {
       case '/':
-        return send(200, 'text/html; charset=utf-8', PAGE);
-      // Read on every request, so a bundle rebuilt between runs is the one measured.
-      case '/forge-embed.js':
-        return send(200, 'text/javascript', readFileSync(cdnBundle));
+        return send(200, 'text/html; charset=utf-8', page(basename(cdnBundle)));
       case '/favicon.ico':
         return send(204, 'image/x-icon', '');
       case '/page.js':
@@ -66,8 +64,19 @@ export async function startHost(cdnBundle: string): Promise<BenchHost> {
           .catch((error: Error) => send(502, 'text/plain', error.message));
         return;
       }
-      default:
+      default: {
+        // The CDN entry and the chunks beside it, read on every request, so a bundle rebuilt
+        // between runs is the one measured; no-store, so every page loads them afresh.
+        const file = /^\/cdn\/([\w.-]+\.js)$/.exec(url.pathname)?.[1];
+        if (file) {
+          try {
+            return send(200, 'text/javascript', readFileSync(join(dirname(cdnBundle), file)));
+          } catch {
+            // Not there: answered below.
+          }
+        }
         return send(404, 'text/plain', `No ${url.pathname} on the bench host.`);
+      }
     }
   });
   // Keep-alive as a real host has it, so the token fetch reuses its connection.

@@ -4,7 +4,9 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  BIG_LIST_ROWS,
   benchBrowser,
+  COLD_OPEN_RUNS,
   HEAP_CYCLES,
   LIST_ROWS,
   LIST_RUNS,
@@ -15,9 +17,9 @@ import {
 } from './browser.js';
 import { benchLogs, CONNECTIONS, EXECUTIONS, LOAD_MS, PAGES } from './logs.js';
 import { newApiKey } from './service.js';
-import { buildFloor, cdnBundlePath, sizesOf } from './size.js';
+import { buildFloor, cdnBundlePath, cdnSizes, sizesOf } from './size.js';
 import { round1 } from './stats.js';
-import { type Row, table } from './table.js';
+import { atMost, bytes, info, missed, ms, type Row, table, under } from './table.js';
 import { benchThroughput, INSTALLS, THROUGHPUT_CONNECTIONS, THROUGHPUT_SECONDS } from './throughput.js';
 
 /**
@@ -25,24 +27,35 @@ import { benchThroughput, INSTALLS, THROUGHPUT_CONNECTIONS, THROUGHPUT_SECONDS }
  * writes bench/results.json. See bench/README.md for what each number means.
  */
 const RESULTS_FILE = fileURLToPath(new URL('results.json', import.meta.url));
-/** The budget for the CDN bundle (issue 7). */
-const CDN_GZIP_BUDGET = 16_000;
-const OPEN_GOAL_MS = 100;
-const OPEN_ROUND_TRIPS_GOAL = 2;
+/** What a page that shows the list loads before anything renders (issue 16). */
+const ENTRY_GZIP_BUDGET = 12_000;
 /**
- * "No leak": 200 opens may leave behind what V8's optimised code and the browser's capped
+ * Entry and every chunk (the modal, detail views), each gzipped as served: what a page pays once
+ * everything has been used (issue 16).
+ */
+const TOTAL_GZIP_BUDGET = 20_000;
+/** The first open of the modal, its chunk not loaded yet, on loopback. */
+const FIRST_OPEN_BUDGET_MS = 100;
+/** Every later open. */
+const REPEAT_OPEN_BUDGET_MS = 25;
+/** Round trips of an open once the modal's code is there: the token, then `GET /setup`. */
+const OPEN_ROUND_TRIPS_BUDGET = 2;
+const LIST_1000_BUDGET_MS = 100;
+const LIST_10000_BUDGET_MS = 150;
+/**
+ * "No leak": 1,000 opens may leave behind what V8's optimised code and the browser's capped
  * performance-entry buffers grow by (about 0.1 MB), not what a leaked open holds (its dialog,
- * loaded workflow and listeners: kilobytes each, so megabytes over 200 opens).
+ * loaded workflow and listeners: kilobytes each, so megabytes over 1,000 opens).
  */
-const HEAP_GROWTH_GOAL = 256 * 1024;
+const HEAP_GROWTH_BUDGET = 256 * 1024;
 /**
- * "Smooth" scrolling: at least 95% of frames within 20 ms. Frames come on the display's 16.7 ms
- * beat (60 Hz), so an interval is about 16.7 ms, or 33.3 ms when a frame was missed; 20 ms leaves
- * room for timer jitter, not for a missed frame.
+ * Smooth scrolling: frames come on the display's 16.7 ms beat (60 Hz), so an interval is about
+ * 16.7 ms, or 33.3 ms when a frame was missed; 17 ms leaves room for timer jitter, not for a
+ * missed frame in more than 5% of them.
  */
-const SCROLL_P95_GOAL_MS = 20;
-/** At most 1% of a scroll's frames dropped: one in five seconds of flinging goes unnoticed, a run of them does not. */
-const SCROLL_DROPPED_GOAL = Math.floor(SCROLL_STEPS / 100);
+const SCROLL_P95_BUDGET_MS = 17;
+/** No dropped frames in a fling through the whole list. */
+const SCROLL_DROPPED_BUDGET = 0;
 
 const step = (text: string) => console.log(`\n▸ ${text}`);
 const began = performance.now();
@@ -70,9 +83,9 @@ try {
   process.exit(1);
 }
 
-step('Sizes: the CDN bundle and the floor bundle (lit, @lit/task, decodeJwt)');
+step('Sizes: the CDN bundle (entry and chunks) and the floor bundle (lit, @lit/task, decodeJwt)');
 const cdnFile = cdnBundlePath();
-const cdn = sizesOf(cdnFile);
+const cdn = cdnSizes(cdnFile);
 const floor = sizesOf(buildFloor());
 
 const workDir = mkdtempSync(join(tmpdir(), 'forge-bench-'));
@@ -85,22 +98,28 @@ try {
   );
   const throughput = await benchThroughput(workDir, apiKey);
   step(
-    `Browser: ${OPEN_RUNS} opens, ${HEAP_CYCLES} open/close cycles, ${LIST_RUNS} lists of ${LIST_ROWS}, ${TOGGLE_RUNS} toggles, ${SCROLL_RUNS} scrolls`,
+    `Browser: ${COLD_OPEN_RUNS} first opens, ${OPEN_RUNS} opens, ${HEAP_CYCLES} open/close cycles, ${LIST_RUNS} lists of ${LIST_ROWS} and of ${BIG_LIST_ROWS.toLocaleString('en')}, ${TOGGLE_RUNS} toggles, ${SCROLL_RUNS} scrolls`,
   );
   const web = await benchBrowser(workDir, apiKey, cdnFile);
 
   const results = {
-    cdnGzipBytes: cdn.gzipBytes,
-    cdnBrotliBytes: cdn.brotliBytes,
-    cdnMinBytes: cdn.minBytes,
+    cdnEntryGzipBytes: cdn.entry.gzipBytes,
+    cdnTotalGzipBytes: cdn.total.gzipBytes,
+    cdnTotalBrotliBytes: cdn.total.brotliBytes,
+    cdnTotalMinBytes: cdn.total.minBytes,
+    cdnChunkGzipBytes: Object.fromEntries(Object.entries(cdn.chunks).map(([name, sizes]) => [name, sizes.gzipBytes])),
     floorGzipBytes: floor.gzipBytes,
+    firstOpenWithChunkMs: web.firstOpenWithChunkMs,
     openToInteractiveMs: web.openToInteractiveMs,
     openRequests: web.openRequests,
     list1000RenderMs: web.list1000RenderMs,
+    list1000LoadMs: web.list1000LoadMs,
+    list10000RenderMs: web.list10000RenderMs,
+    list10000LoadMs: web.list10000LoadMs,
     toggleFeedbackMs: web.toggleFeedbackMs,
     list1000ScrollFrameP95Ms: web.list1000ScrollFrameP95Ms,
     list1000ScrollDroppedFrames: web.list1000ScrollDroppedFrames,
-    heapGrowthBytesAfter200Opens: web.heapGrowthBytesAfter200Opens,
+    heapGrowthBytesAfter1000Opens: web.heapGrowthBytesAfter1000Opens,
     logsP99Ms: logs.logsP99Ms,
     logsRps: logs.logsRps,
     workflowListRps: throughput.workflowList.rps,
@@ -112,54 +131,71 @@ try {
   };
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
 
-  const bytes = (n: number) => `${n.toLocaleString('en')} B`;
-  const ms = (n: number) => `${n} ms`;
+  const toFloor = (n: number) => `${(n / floor.gzipBytes).toFixed(2)}× floor`;
   const rows: Row[] = [
-    ['cdnGzipBytes', bytes(cdn.gzipBytes), `≤ ${bytes(CDN_GZIP_BUDGET)}`, cdn.gzipBytes <= CDN_GZIP_BUDGET],
-    ['cdnBrotliBytes', bytes(cdn.brotliBytes)],
-    ['cdnMinBytes', bytes(cdn.minBytes)],
-    [
-      'floorGzipBytes',
-      bytes(floor.gzipBytes),
-      `CDN bundle = ${(cdn.gzipBytes / floor.gzipBytes).toFixed(2)}× floor (+${bytes(cdn.gzipBytes - floor.gzipBytes)})`,
-    ],
-    [
+    atMost('cdnEntryGzipBytes', cdn.entry.gzipBytes, ENTRY_GZIP_BUDGET, bytes, toFloor(cdn.entry.gzipBytes)),
+    ...Object.entries(cdn.chunks).map(([name, sizes]) =>
+      info(`chunk ${name}`, sizes.gzipBytes, bytes, 'gzip, loaded on demand'),
+    ),
+    atMost(
+      'cdnTotalGzipBytes',
+      cdn.total.gzipBytes,
+      TOTAL_GZIP_BUDGET,
+      bytes,
+      `${toFloor(cdn.total.gzipBytes)}; ${bytes(cdn.total.brotliBytes)} brotli, ${bytes(cdn.total.minBytes)} minified`,
+    ),
+    info('floorGzipBytes', floor.gzipBytes, bytes, 'lit, @lit/task, decodeJwt, the same pipeline'),
+    under(
+      'firstOpenWithChunkMs',
+      web.firstOpenWithChunkMs,
+      FIRST_OPEN_BUDGET_MS,
+      ms,
+      `click on Configure, chunk not loaded; ${web.firstOpenWithChunkRequests} requests, ${web.firstOpenWithChunkRoundTrips} round trips`,
+    ),
+    under(
       'openToInteractiveMs',
-      ms(web.openToInteractiveMs),
-      `< ${ms(OPEN_GOAL_MS)} (first open of a page, with new connections and CORS preflights: ${ms(web.openColdMs)})`,
-      web.openToInteractiveMs < OPEN_GOAL_MS,
-    ],
-    [
-      'openRequests',
-      String(web.openRequests),
-      `${web.openRoundTrips} round trips; goal ≤ ${OPEN_ROUND_TRIPS_GOAL}`,
-      web.openRoundTrips <= OPEN_ROUND_TRIPS_GOAL,
-    ],
-    ['list1000RenderMs', ms(web.list1000RenderMs)],
-    [
+      web.openToInteractiveMs,
+      REPEAT_OPEN_BUDGET_MS,
+      ms,
+      `repeat opens; the page's first, with new connections and CORS preflights: ${ms(web.openColdMs)}`,
+    ),
+    atMost('openRoundTrips', web.openRoundTrips, OPEN_ROUND_TRIPS_BUDGET, String, `${web.openRequests} requests`),
+    under(
+      'list1000RenderMs',
+      web.list1000RenderMs,
+      LIST_1000_BUDGET_MS,
+      ms,
+      `from the service's answers to laid out; from connecting: ${ms(web.list1000LoadMs)}`,
+    ),
+    under(
+      'list10000RenderMs',
+      web.list10000RenderMs,
+      LIST_10000_BUDGET_MS,
+      ms,
+      `the same; from connecting: ${ms(web.list10000LoadMs)}`,
+    ),
+    atMost(
       'list1000ScrollFrameP95Ms',
-      ms(web.list1000ScrollFrameP95Ms),
-      `smooth: ≤ ${ms(SCROLL_P95_GOAL_MS)} (frame budget ${ms(round1(web.frameBudgetMs))}; ${SCROLL_STEPS} frames over ${web.scrollDistancePx.toLocaleString('en')} px)`,
-      web.list1000ScrollFrameP95Ms <= SCROLL_P95_GOAL_MS,
-    ],
-    [
+      web.list1000ScrollFrameP95Ms,
+      SCROLL_P95_BUDGET_MS,
+      ms,
+      `frame budget ${ms(round1(web.frameBudgetMs))}; ${SCROLL_STEPS} frames over ${web.scrollDistancePx.toLocaleString('en')} px`,
+    ),
+    atMost(
       'list1000ScrollDroppedFrames',
-      String(web.list1000ScrollDroppedFrames),
-      `frames over ${ms(round1(2 * web.frameBudgetMs))} of ${SCROLL_STEPS}; goal ≤ ${SCROLL_DROPPED_GOAL}`,
-      web.list1000ScrollDroppedFrames <= SCROLL_DROPPED_GOAL,
-    ],
-    [
+      web.list1000ScrollDroppedFrames,
+      SCROLL_DROPPED_BUDGET,
+      String,
+      `frames over ${ms(round1(2 * web.frameBudgetMs))} of ${SCROLL_STEPS}`,
+    ),
+    under(
       'toggleFeedbackMs',
-      ms(web.toggleFeedbackMs),
-      `optimistic: shown before the service confirms (${ms(web.toggleConfirmedMs)})`,
-      web.toggleFeedbackMs < web.toggleConfirmedMs,
-    ],
-    [
-      'heapGrowthBytesAfter200Opens',
-      bytes(web.heapGrowthBytesAfter200Opens),
-      `no leak: < ${bytes(HEAP_GROWTH_GOAL)}`,
-      web.heapGrowthBytesAfter200Opens < HEAP_GROWTH_GOAL,
-    ],
+      web.toggleFeedbackMs,
+      web.toggleConfirmedMs,
+      ms,
+      "optimistic: shown before the service's confirmation",
+    ),
+    under('heapGrowthBytesAfter1000Opens', web.heapGrowthBytesAfter1000Opens, HEAP_GROWTH_BUDGET, bytes, 'no leak'),
     ['logsP99Ms', ms(logs.logsP99Ms), `p99 page ${PAGES.map((p) => `${p}: ${ms(logs.p99ByPage[p]!)}`).join(', ')}`],
     ['logsRps', `${logs.logsRps} req/s`, `${logs.requests.toLocaleString('en')} requests in ${LOAD_MS / 1000} s`],
     ...(
@@ -179,9 +215,9 @@ try {
   console.log(`\n${table(rows)}\n`);
   warnIfBusy();
   console.log(`Wrote ${RESULTS_FILE} in ${((performance.now() - began) / 1000).toFixed(0)} s.`);
-  // The size budget is the one hard limit; the goals are reported for the reader to judge.
-  if (cdn.gzipBytes > CDN_GZIP_BUDGET) {
-    console.error(`The CDN bundle is over its budget of ${bytes(CDN_GZIP_BUDGET)} gzip.`);
+  const over = missed(rows);
+  if (over.length > 0) {
+    console.error(`Over budget: ${over.map(([metric]) => metric).join(', ')}.`);
     process.exitCode = 1;
   }
 } finally {

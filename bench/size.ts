@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
@@ -36,7 +37,30 @@ export function buildFloor(): string {
   return `${ROOT}dist/bench/floor.min.js`;
 }
 
-/** The single-file CDN bundle that `npm run build` writes, as package.json's `unpkg` names it. */
+export interface CdnSizes {
+  entry: Sizes;
+  /** Every file the entry may load on demand (the modal, detail views), by file name. */
+  chunks: Record<string, Sizes>;
+  /** Entry and chunks together, each compressed on its own, as a CDN serves them. */
+  total: Sizes;
+}
+
+/** The CDN entry and every chunk beside it, each compressed as served. */
+export function cdnSizes(entryFile: string): CdnSizes {
+  const dir = dirname(entryFile);
+  const chunks: Record<string, Sizes> = {};
+  for (const name of readdirSync(dir)) {
+    if (name.endsWith('.js') && name !== basename(entryFile)) chunks[name] = sizesOf(join(dir, name));
+  }
+  const entry = sizesOf(entryFile);
+  const total = { ...entry };
+  for (const sizes of Object.values(chunks)) {
+    for (const key of Object.keys(total) as (keyof Sizes)[]) total[key] += sizes[key];
+  }
+  return { entry, chunks, total };
+}
+
+/** The CDN bundle's entry that `npm run build` writes, as package.json's `unpkg` names it; its chunks sit beside it. */
 export function cdnBundlePath(): string {
   const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { unpkg?: string };
   if (!pkg.unpkg) {

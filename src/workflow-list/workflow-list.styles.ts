@@ -37,7 +37,8 @@ export const workflowListStyles = css`
     content-visibility: auto;
     contain-intrinsic-size: auto 3.25rem;
   }
-  .row + .row {
+  /* Not the first row: a long list renders only the rows near the viewport, after a spacer. */
+  .row:not(:first-child) {
     border-top: 1px solid var(--_border);
   }
   /* Narrow: icons, text and actions stack, so the name gets the whole width. */

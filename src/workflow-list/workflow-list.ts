@@ -11,6 +11,7 @@ import { ForgeElement } from '../internal/forge-element.js';
 import { loadConfigModal, prefetchConfigModal, prefetchConfigModalWhenIdle } from '../internal/load-modal.js';
 import { Localize } from '../internal/localize.js';
 import { safeIconUrl, themeStyles } from '../theme.js';
+import { RowWindow } from './row-window.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
 import { workflowListStyles } from './workflow-list.styles.js';
 
@@ -135,6 +136,7 @@ export class ForgeWorkflowList extends ForgeElement {
   #rowErrors = new Map<string, string>();
 
   readonly #connection = new Connection(this);
+  readonly #window = new RowWindow(this, () => this.renderRoot.querySelector<HTMLElement>('[part~="list"]'));
 
   #loadTask = new Task(this, {
     args: () => [this.apiBase, this.tokenUrl, this.tokenProvider, this.integration] as const,
@@ -268,11 +270,18 @@ export class ForgeWorkflowList extends ForgeElement {
     await this.updateComplete;
   }
 
-  #renderRow({ parent: { workflowId: id, name, description }, icons }: Offer) {
+  /** One row; `position` is its 1-based place and `total` the list's length when the list is windowed. */
+  #renderRow({ parent: { workflowId: id, name, description }, icons }: Offer, position?: number, total?: number) {
     const t = this.#text;
     const row = this.#installed.get(id);
     const error = this.#rowErrors.get(id);
-    return html`<li class="row" part="row">
+    return html`<li
+      class="row"
+      part="row"
+      data-key=${id}
+      aria-posinset=${position ?? nothing}
+      aria-setsize=${total ?? nothing}
+    >
       <span class="icons" part="icons">
         ${icons.map(({ name, url }) =>
           url
@@ -310,6 +319,28 @@ export class ForgeWorkflowList extends ForgeElement {
       </span>
     </li>`;
   }
+
+  /** The rows of a long list that are near the viewport (see RowWindow), with spacers for the rest. */
+  #renderRows(offers: Offer[]) {
+    const total = this.#window.windows(offers.length) ? offers.length : undefined;
+    return this.#window
+      .blocks(offers.map((offer) => offer.parent.workflowId))
+      .map(({ from, to, spacer }) =>
+        spacer === undefined
+          ? offers.slice(from, to).map((offer, i) => this.#renderRow(offer, total && from + i + 1, total))
+          : html`<li class="gap" aria-hidden="true" .style=${`height:${spacer}px`}></li>`,
+      );
+  }
+
+  #handleFocusIn = (event: FocusEvent): void => {
+    prefetchConfigModal();
+    this.#window.focusedKey = (event.target as Element).closest<HTMLElement>('[data-key]')?.dataset.key;
+  };
+
+  #handleFocusOut = ({ relatedTarget }: FocusEvent): void => {
+    if (!(relatedTarget instanceof Node && this.renderRoot.contains(relatedTarget)))
+      this.#window.focusedKey = undefined;
+  };
 
   override render() {
     const t = this.#text;
@@ -386,9 +417,10 @@ export class ForgeWorkflowList extends ForgeElement {
               tabindex="-1"
               data-landing
               @pointerover=${prefetchConfigModal}
-              @focusin=${prefetchConfigModal}
+              @focusin=${this.#handleFocusIn}
+              @focusout=${this.#handleFocusOut}
             >
-              ${shown!.map((offer) => this.#renderRow(offer))}
+              ${this.#renderRows(shown!)}
             </ul>`
           : html`<p class="message muted">${t.noMatches(this.#filter.trim())}</p>`
       }`;
