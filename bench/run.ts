@@ -16,6 +16,7 @@ import {
   TOGGLE_RUNS,
 } from './browser.js';
 import { benchLogs, CONNECTIONS, EXECUTIONS, LOAD_MS, PAGES } from './logs.js';
+import { type PeerSize, peerSizes } from './peers.js';
 import { newApiKey } from './service.js';
 import { buildFloor, cdnBundlePath, cdnSizes, sizesOf } from './size.js';
 import { round1 } from './stats.js';
@@ -88,6 +89,15 @@ const cdnFile = cdnBundlePath();
 const cdn = cdnSizes(cdnFile);
 const floor = sizesOf(buildFloor());
 
+step('Sizes: the embed SDKs of other products, installed into bench/.peers and bundled the same way');
+let peers: PeerSize[] = [];
+try {
+  peers = peerSizes();
+} catch (error) {
+  // The comparison needs the npm registry; the budgets do not.
+  console.warn(`The peers could not be installed or bundled, so the table leaves them out: ${(error as Error).message}`);
+}
+
 const workDir = mkdtempSync(join(tmpdir(), 'forge-bench-'));
 const apiKey = newApiKey();
 try {
@@ -109,6 +119,7 @@ try {
     cdnTotalMinBytes: cdn.total.minBytes,
     cdnChunkGzipBytes: Object.fromEntries(Object.entries(cdn.chunks).map(([name, sizes]) => [name, sizes.gzipBytes])),
     floorGzipBytes: floor.gzipBytes,
+    peers: Object.fromEntries(peers.map(({ name, version, gzipBytes, iframe }) => [name, { version, gzipBytes, iframe }])),
     firstOpenWithChunkMs: web.firstOpenWithChunkMs,
     openToInteractiveMs: web.openToInteractiveMs,
     openRequests: web.openRequests,
@@ -145,6 +156,14 @@ try {
       `${toFloor(cdn.total.gzipBytes)}; ${bytes(cdn.total.brotliBytes)} brotli, ${bytes(cdn.total.minBytes)} minified`,
     ),
     info('floorGzipBytes', floor.gzipBytes, bytes, 'lit, @lit/task, decodeJwt, the same pipeline'),
+    ...peers.map(({ name, version, gzipBytes, iframe }) =>
+      info(
+        `peer ${name}@${version}`,
+        gzipBytes,
+        bytes,
+        `${toFloor(gzipBytes)}; ${iframe ? 'its UI is an iframe app, downloaded on top' : 'no UI of its own'}`,
+      ),
+    ),
     under(
       'firstOpenWithChunkMs',
       web.firstOpenWithChunkMs,
