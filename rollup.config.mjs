@@ -32,7 +32,9 @@ export default {
     dir: 'dist/cdn',
     // The file package.json's `unpkg` names; the modal's chunk (and any other `import()`) sits beside it.
     entryFileNames: 'forge-embed.min.js',
-    chunkFileNames: '[name]-[hash].min.js',
+    // Named after the element or view they hold (every element's registration module is `define`).
+    chunkFileNames: ({ name, facadeModuleId }) =>
+      `${(name === 'define' && facadeModuleId?.split('/').at(-2)) || name}-[hash].min.js`,
     format: 'es',
     sourcemap: true,
   },
