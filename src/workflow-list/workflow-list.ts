@@ -18,7 +18,6 @@ import { workflowListStyles } from './workflow-list.styles.js';
 /** A parent workflow as its row shows it, prepared once per load so each render stays cheap. */
 interface Offer {
   parent: ParentWorkflow;
-  icons: { name: string; url: string | undefined }[];
   /** Lower-case text the filter box searches: name, description, integration names. */
   haystack: string;
 }
@@ -157,9 +156,9 @@ export class ForgeWorkflowList extends ForgeElement {
       this.#installed = installed;
       this.#rowErrors.clear();
       return parents.map((parent): Offer => {
-        const icons = parent.integrations.map((i) => ({ name: i.displayName, url: safeIconUrl(i.icon) }));
-        const words = [parent.name, parent.description, ...icons.map((i) => i.name)];
-        return { parent, icons, haystack: words.join('\n').toLowerCase() };
+        // Icon URLs are checked as rows render: a long list renders a few of its rows.
+        const words = [parent.name, parent.description, ...parent.integrations.map((i) => i.displayName)];
+        return { parent, haystack: words.join('\n').toLowerCase() };
       });
     },
     onError: (error) => {
@@ -271,7 +270,11 @@ export class ForgeWorkflowList extends ForgeElement {
   }
 
   /** One row; `position` is its 1-based place and `total` the list's length when the list is windowed. */
-  #renderRow({ parent: { workflowId: id, name, description }, icons }: Offer, position?: number, total?: number) {
+  #renderRow(
+    { parent: { workflowId: id, name, description, integrations } }: Offer,
+    position?: number,
+    total?: number,
+  ) {
     const t = this.#text;
     const row = this.#installed.get(id);
     const error = this.#rowErrors.get(id);
@@ -283,11 +286,12 @@ export class ForgeWorkflowList extends ForgeElement {
       aria-setsize=${total ?? nothing}
     >
       <span class="icons" part="icons">
-        ${icons.map(({ name, url }) =>
-          url
+        ${integrations.map(({ displayName: name, icon }) => {
+          const url = safeIconUrl(icon);
+          return url
             ? html`<img class="icon" src=${url} alt=${name} title=${name} width="28" height="28" loading="lazy" />`
-            : html`<span class="icon letter muted" role="img" aria-label=${name} title=${name}>${name[0]}</span>`,
-        )}
+            : html`<span class="icon letter muted" role="img" aria-label=${name} title=${name}>${name[0]}</span>`;
+        })}
       </span>
       <span class="text">
         <span class="name" part="name">${name}</span>
