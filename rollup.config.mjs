@@ -1,11 +1,13 @@
+import { rmSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import minifyHTML from '@lit-labs/rollup-plugin-minify-html-literals';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import terser from '@rollup/plugin-terser';
 
 /**
- * The CDN bundle: one minified ES module with Lit, @lit/task and jose's decodeJwt inside, for
- * `<script type="module" src="https://cdn.jsdelivr.net/npm/forge-embed">`. It bundles the
+ * The CDN bundle: a minified ES module with Lit, @lit/task and jose's decodeJwt inside, for
+ * `<script type="module" src="https://cdn.jsdelivr.net/npm/forge-embed">`, and the chunks it
+ * loads on demand beside it (the modal). It bundles the
  * JavaScript tsc wrote to dist/ (`npm run build` runs tsc first) because the TypeScript plugin
  * for rollup does not work with this project's compiler.
  */
@@ -21,6 +23,23 @@ const reportSize = () => ({
     }
   },
 });
+
+/** Empties the output folder first: chunk names carry a hash, and a stale chunk would be shipped and measured. */
+const cleanOutput = (dir) => ({
+  name: 'clean-output',
+  buildStart() {
+    rmSync(dir, { recursive: true, force: true });
+  },
+});
+
+/** How every bundle of this project is built (the floor and the peers' bundles in bench/ too). */
+export const bundlePlugins = [
+  // `browser` picks jose's Web Crypto build; Lit's default export condition is its production build.
+  nodeResolve({ browser: true, exportConditions: ['production'] }),
+  // The templates' and styles' indentation is for people; the bundle does not need it.
+  minifyHTML(),
+  terser({ ecma: 2022, module: true, compress: { passes: 2 }, format: { comments: false } }),
+];
 
 export default {
   // What index.js registers and exports, without ForgeClient's API-key operations (see src/cdn.ts).
@@ -42,12 +61,5 @@ export default {
     // tsc's decorator helper starts with `this && this.__decorate`, which is harmless in a module.
     if (warning.code !== 'THIS_IS_UNDEFINED') warn(warning);
   },
-  plugins: [
-    // `browser` picks jose's Web Crypto build; Lit's default export condition is its production build.
-    nodeResolve({ browser: true, exportConditions: ['production'] }),
-    // The templates' and styles' indentation is for people; the bundle does not need it.
-    minifyHTML(),
-    terser({ ecma: 2022, module: true, compress: { passes: 2 }, format: { comments: false } }),
-    reportSize(),
-  ],
+  plugins: [cleanOutput('dist/cdn'), ...bundlePlugins, reportSize()],
 };

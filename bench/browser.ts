@@ -74,6 +74,7 @@ export async function benchBrowser(workDir: string, apiKey: string, cdnBundle: s
     return {
       ...(await modalPhase(workDir, apiKey, host, browser)),
       ...(await listPhase(workDir, apiKey, host, browser)),
+      ...(await bigListPhase(workDir, apiKey, host, browser)),
     };
   } finally {
     await browser.close();
@@ -127,23 +128,33 @@ async function modalPhase(workDir: string, apiKey: string, host: BenchHost, brow
   }
 }
 
-async function listPhase(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
-  const catalog = writeLargeCatalog(workDir, LIST_ROWS);
-  const db = join(workDir, 'list.db');
+/** A service whose catalog offers `rows` workflows, a tenth of them installed by its one user. */
+async function listService(workDir: string, apiKey: string, host: BenchHost, rows: number) {
+  const catalog = writeLargeCatalog(workDir, rows);
+  const db = join(workDir, `list-${rows}.db`);
   const userId = seedListUser(db, catalog);
   const service = await spawnService({ db, apiKey, catalog, allowedOrigins: [host.origin] });
   host.service = service;
-  const config = { apiBase: service.url, tokenUrl: host.tokenUrl(userId), rows: LIST_ROWS };
+  return { service, config: { apiBase: service.url, tokenUrl: host.tokenUrl(userId), rows } };
+}
+
+/** `runs` lists rendered, each on a fresh page: every run connects a list as a page that just loaded would. */
+async function renderLists(browser: Browser, host: BenchHost, config: ListConfig, runs: number) {
+  const renders: ListSample[] = [];
+  for (let i = 0; i < runs; i++) {
+    renders.push(
+      await onPage(browser, host, (page) =>
+        page.evaluate((args) => (window as unknown as BenchWindow).bench.renderList(args), config),
+      ),
+    );
+  }
+  return { renderMs: round1(median(renders.map((r) => r.renderMs))), ms: round1(median(renders.map((r) => r.ms))) };
+}
+
+async function listPhase(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
+  const { service, config } = await listService(workDir, apiKey, host, LIST_ROWS);
   try {
-    const renders: ListSample[] = [];
-    // A fresh page each time: every run connects a list as a page that just loaded would.
-    for (let i = 0; i < LIST_RUNS; i++) {
-      renders.push(
-        await onPage(browser, host, (page) =>
-          page.evaluate((args) => (window as unknown as BenchWindow).bench.renderList(args), config),
-        ),
-      );
-    }
+    const renders = await renderLists(browser, host, config, LIST_RUNS);
     const toggles = await onPage(browser, host, async (page) => {
       await page.evaluate((args) => (window as unknown as BenchWindow).bench.renderList(args), config);
       const toggle = page.locator('forge-workflow-list [part~="switch"]').first();
@@ -166,9 +177,8 @@ async function listPhase(workDir: string, apiKey: string, host: BenchHost, brows
     }
     const frameBudgetMs = median(scrolls.map((s) => s.budgetMs));
     return {
-      list1000RenderMs: round1(median(renders.map((r) => r.renderMs))),
-      list1000LoadMs: round1(median(renders.map((r) => r.ms))),
-      ...(await bigListRender(workDir, apiKey, host, browser)),
+      list1000RenderMs: renders.renderMs,
+      list1000LoadMs: renders.ms,
       toggleFeedbackMs: round1(median(toggles.map((t) => t.shownMs))),
       toggleConfirmedMs: round1(median(toggles.map((t) => t.confirmedMs))),
       list1000ScrollFrameP95Ms: round1(median(scrolls.map((s) => percentile(s.intervals, 95)))),
@@ -183,27 +193,11 @@ async function listPhase(workDir: string, apiKey: string, host: BenchHost, brows
   }
 }
 
-/** Median time to render a list of BIG_LIST_ROWS workflows, each on a fresh page. */
-async function bigListRender(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
-  const catalog = writeLargeCatalog(workDir, BIG_LIST_ROWS);
-  const db = join(workDir, 'big-list.db');
-  const userId = seedListUser(db, catalog);
-  const service = await spawnService({ db, apiKey, catalog, allowedOrigins: [host.origin] });
-  host.service = service;
-  const config = { apiBase: service.url, tokenUrl: host.tokenUrl(userId), rows: BIG_LIST_ROWS };
+async function bigListPhase(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
+  const { service, config } = await listService(workDir, apiKey, host, BIG_LIST_ROWS);
   try {
-    const renders: ListSample[] = [];
-    for (let i = 0; i < BIG_LIST_RUNS; i++) {
-      renders.push(
-        await onPage(browser, host, (page) =>
-          page.evaluate((args) => (window as unknown as BenchWindow).bench.renderList(args), config),
-        ),
-      );
-    }
-    return {
-      list10000RenderMs: round1(median(renders.map((r) => r.renderMs))),
-      list10000LoadMs: round1(median(renders.map((r) => r.ms))),
-    };
+    const renders = await renderLists(browser, host, config, BIG_LIST_RUNS);
+    return { list10000RenderMs: renders.renderMs, list10000LoadMs: renders.ms };
   } finally {
     await service.stop();
   }
@@ -238,6 +232,12 @@ async function onPage<T>(
   } finally {
     await context.close();
   }
+}
+
+interface ListConfig {
+  apiBase: string;
+  tokenUrl: string;
+  rows: number;
 }
 
 interface ListSample {
@@ -286,7 +286,7 @@ interface BenchApi {
     warmUp: number;
     cycles: number;
   }): Promise<number>;
-  renderList(args: { apiBase: string; tokenUrl: string; rows: number }): Promise<ListSample>;
+  renderList(args: ListConfig): Promise<ListSample>;
   scrollList(args: { steps: number }): Promise<ScrollSample>;
   armToggle(): void;
   toggleResult(): Promise<ToggleSample>;

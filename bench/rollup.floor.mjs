@@ -1,4 +1,4 @@
-import cdn from '../rollup.config.mjs';
+import cdn, { bundlePlugins } from '../rollup.config.mjs';
 
 /**
  * The floor bundle (see floor-entry.js), built exactly as the CDN bundle is (the same resolution
@@ -9,6 +9,5 @@ export default {
   ...cdn,
   input: 'bench/floor-entry.js',
   output: { file: 'dist/bench/floor.min.js', format: 'es' },
-  // The CDN config's size report would print the floor's size as if it were the bundle's.
-  plugins: cdn.plugins.filter((plugin) => plugin.name !== 'report-size'),
+  plugins: bundlePlugins,
 };

@@ -1,6 +1,6 @@
 import commonjs from '@rollup/plugin-commonjs';
 import replace from '@rollup/plugin-replace';
-import cdn from '../rollup.config.mjs';
+import { bundlePlugins } from '../rollup.config.mjs';
 
 /**
  * One embed SDK of another product (bench/peers.ts sets PEER_ENTRY and PEER_FILE), bundled as
@@ -13,6 +13,6 @@ export default {
   plugins: [
     replace({ preventAssignment: true, values: { 'process.env.NODE_ENV': JSON.stringify('production') } }),
     commonjs(),
-    ...cdn.plugins.filter((plugin) => plugin.name !== 'report-size'),
+    ...bundlePlugins,
   ],
 };

@@ -95,7 +95,9 @@ try {
   peers = peerSizes();
 } catch (error) {
   // The comparison needs the npm registry; the budgets do not.
-  console.warn(`The peers could not be installed or bundled, so the table leaves them out: ${(error as Error).message}`);
+  console.warn(
+    `The peers could not be installed or bundled, so the table leaves them out: ${(error as Error).message}`,
+  );
 }
 
 const workDir = mkdtempSync(join(tmpdir(), 'forge-bench-'));
@@ -119,7 +121,9 @@ try {
     cdnTotalMinBytes: cdn.total.minBytes,
     cdnChunkGzipBytes: Object.fromEntries(Object.entries(cdn.chunks).map(([name, sizes]) => [name, sizes.gzipBytes])),
     floorGzipBytes: floor.gzipBytes,
-    peers: Object.fromEntries(peers.map(({ name, version, gzipBytes, iframe }) => [name, { version, gzipBytes, iframe }])),
+    peers: Object.fromEntries(
+      peers.map(({ name, version, gzipBytes, iframe }) => [name, { version, gzipBytes, iframe }]),
+    ),
     firstOpenWithChunkMs: web.firstOpenWithChunkMs,
     openToInteractiveMs: web.openToInteractiveMs,
     openRequests: web.openRequests,
