@@ -93,6 +93,8 @@ export class RowWindow implements ReactiveController {
   }
 
   readonly #onScroll = () => {
+    // A short list renders whole; scrolling changes nothing in it.
+    if (!this.windows(this.#keys.length)) return;
     this.#frame ||= requestAnimationFrame(() => {
       this.#frame = 0;
       if ([...this.#shownBlocks()].join() !== this.#shown) this.#host.requestUpdate();
