@@ -4,6 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
+import { rollup } from 'rollup';
 import { configModalEvents, workflowListEvents } from '../../src/events.js';
 
 /**
@@ -99,6 +101,30 @@ test('the CDN bundle is self-contained: its entry and the chunks beside it impor
     [...files.values()].some((code) => /customElements\.define\("forge-config-modal"/.test(code)),
     'no chunk of the CDN bundle registers <forge-config-modal>',
   );
+});
+
+test('a bundler given forge-embed/workflow-list/define puts the modal in a chunk of its own', async () => {
+  const bundle = await rollup({
+    input: (exportsMap['./workflow-list/define'] as Record<string, string>).default!,
+    plugins: [nodeResolve({ browser: true })],
+  });
+  const { output } = await bundle.generate({ format: 'es' });
+  await bundle.close();
+  const registers = (tag: string) => new RegExp(`customElements\\.define\\(\\s*['"]${tag}['"]`);
+  const chunks = new Map(output.flatMap((file) => (file.type === 'chunk' ? [[file.fileName, file] as const] : [])));
+  // What the page loads before anything runs: the entry and what it imports statically.
+  const loadedAtOnce = new Set<string>();
+  const walk = (name: string) => {
+    if (loadedAtOnce.has(name)) return;
+    loadedAtOnce.add(name);
+    for (const imported of chunks.get(name)!.imports) walk(imported);
+  };
+  walk([...chunks.values()].find((chunk) => chunk.isEntry)!.fileName);
+  const atOnce = [...loadedAtOnce].map((name) => chunks.get(name)!.code).join('\n');
+  assert.match(atOnce, registers('forge-workflow-list'));
+  assert.doesNotMatch(atOnce, registers('forge-config-modal'));
+  const modal = [...chunks.values()].find((chunk) => registers('forge-config-modal').test(chunk.code));
+  assert.ok(modal?.isDynamicEntry, 'no chunk loaded with import() registers <forge-config-modal>');
 });
 
 describe('importing each entry in Node, as server-side rendering does', () => {
