@@ -15,7 +15,7 @@ export const PEERS = [
   {
     name: '@useparagon/connect',
     iframe: true,
-    evidence: 'the Connect Portal is `document.createElement("iframe")` with src `${CONNECT_PUBLIC_URL}/ui…`',
+    evidence: 'the Connect Portal is `document.createElement("iframe")` whose src is its CONNECT_PUBLIC_URL + `/ui`',
   },
   {
     name: '@prismatic-io/embedded',

@@ -1,7 +1,6 @@
 import { expect } from '@open-wc/testing';
 import type { ForgeEventDetails } from '../../src/events.js';
-import { serviceInfo, tokenUrl } from '../support/forge.js';
-import { eventually, installedWorkflow, mountPoint, switchIn } from './support.js';
+import { eventually, plainPageList } from './support.js';
 
 // The CDN bundle on a page whose modal chunk cannot load (a flaky network, a CDN that lost a
 // file): the test server answers the entry file and a 404 for everything beside it.
@@ -13,16 +12,9 @@ describe('the CDN bundle when the modal chunk cannot load', () => {
   });
 
   it('says so in the row and in forge-error instead of a button that does nothing', async () => {
-    const { apiBase } = await serviceInfo();
-    const { userId } = await installedWorkflow();
-    const container = mountPoint();
-    const list = document.createElement('forge-workflow-list');
-    list.setAttribute('api-base', apiBase);
-    list.setAttribute('token-url', tokenUrl(userId));
-    container.append(list);
+    const { list, container } = await plainPageList();
     const errors: ForgeEventDetails['forge-error'][] = [];
     list.addEventListener('forge-error', (event) => errors.push(event.detail));
-    await switchIn(list);
 
     list.shadowRoot!.querySelector<HTMLButtonElement>('[part~="configure-button"]')!.click();
 

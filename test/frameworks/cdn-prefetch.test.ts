@@ -1,6 +1,5 @@
 import { expect } from '@open-wc/testing';
-import { serviceInfo, tokenUrl } from '../support/forge.js';
-import { eventually, installedWorkflow, mountPoint, switchIn } from './support.js';
+import { eventually, plainPageList } from './support.js';
 
 // The CDN bundle on a page that is never idle (this page's requestIdleCallback never calls back),
 // so only the user's intent can bring the modal's chunk.
@@ -13,14 +12,7 @@ describe('the CDN bundle fetches the modal on intent', () => {
   });
 
   it('not while the list only shows, and as soon as a pointer comes to a row', async () => {
-    const { apiBase } = await serviceInfo();
-    const { userId } = await installedWorkflow();
-    const container = mountPoint();
-    const list = document.createElement('forge-workflow-list');
-    list.setAttribute('api-base', apiBase);
-    list.setAttribute('token-url', tokenUrl(userId));
-    container.append(list);
-    await switchIn(list);
+    const { list, container } = await plainPageList();
     const chunkRequests = () =>
       performance.getEntriesByType('resource').filter(({ name }) => /\/dist\/cdn\/(?!forge-embed)/.test(name));
     expect(customElements.get('forge-config-modal')).to.equal(undefined);

@@ -1,6 +1,5 @@
 import { expect, waitUntil } from '@open-wc/testing';
-import { serviceInfo, tokenUrl } from '../support/forge.js';
-import { installedWorkflow, mountPoint, switchIn, type ToggleDetail } from './support.js';
+import { plainPageList, switchIn, type ToggleDetail } from './support.js';
 
 // The CDN bundle as a plain page loads it: one <script type="module">, attributes only, DOM events.
 const BUNDLE = '/dist/cdn/forge-embed.min.js';
@@ -23,13 +22,7 @@ describe('the CDN bundle in a plain page', () => {
   });
 
   it('configures the list from attributes and fires forge-toggle as a DOM event', async () => {
-    const { apiBase } = await serviceInfo();
-    const { userId, workflowId } = await installedWorkflow();
-    const container = mountPoint();
-    const list = document.createElement('forge-workflow-list');
-    list.setAttribute('api-base', apiBase);
-    list.setAttribute('token-url', tokenUrl(userId));
-    container.append(list);
+    const { list, container, workflowId } = await plainPageList();
     const toggles: ToggleDetail[] = [];
     document.addEventListener('forge-toggle', (event) => toggles.push(event.detail));
 

@@ -2,7 +2,7 @@ import { expect, waitUntil } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import type { ForgeEventDetails } from '../../src/events.js';
 import type { ForgeWorkflowList } from '../../src/workflow-list/workflow-list.js';
-import { serviceInfo, userToken } from '../support/forge.js';
+import { serviceInfo, tokenUrl, userToken } from '../support/forge.js';
 
 /** A new user with one enabled workflow ("Post new Stripe payments to Slack"), made on the server side. */
 export const installedWorkflow = () =>
@@ -79,4 +79,20 @@ export async function expectBound(
   // A switch waits for the service: as long as the suite's other waits for it.
   await waitUntil(() => bindings.toggles.length === 1, `${handler} was never called`, { timeout: 10_000 });
   expect(bindings.toggles[0]).to.deep.equal({ workflowId: bindings.workflowId, active: false });
+}
+
+/**
+ * A <forge-workflow-list> configured by attributes alone, as a plain page writes it, for a new
+ * user with one enabled workflow; shown once its switch is. Remove `container` after the test.
+ */
+export async function plainPageList() {
+  const { apiBase } = await serviceInfo();
+  const { userId, workflowId } = await installedWorkflow();
+  const container = mountPoint();
+  const list = document.createElement('forge-workflow-list');
+  list.setAttribute('api-base', apiBase);
+  list.setAttribute('token-url', tokenUrl(userId));
+  container.append(list);
+  await switchIn(list);
+  return { list, container, workflowId };
 }
