@@ -54,6 +54,17 @@ describe('<forge-workflow-list> with hundreds of workflows', () => {
     expect(last.textContent).to.contain(`Long list workflow ${total}`);
   });
 
+  it('filters across all its workflows, not only the rows rendered', async () => {
+    const list = await longList();
+    const filter = byPart(list.shadowRoot!, 'filter') as HTMLInputElement;
+    filter.value = `workflow ${total}`;
+    filter.dispatchEvent(new Event('input'));
+    await waitUntil(() => rowsOf(list).length === 1, 'the filter never narrowed the list to one row');
+    expect(rowsOf(list)[0]!.textContent).to.contain(`Long list workflow ${total}`);
+    // Short again, the list renders whole and needs no place numbers.
+    expect(rowsOf(list)[0]!.hasAttribute('aria-setsize')).to.equal(false);
+  });
+
   it('keeps the focused row where it is while the page scrolls away, and Tab walks on past the rendered rows', async () => {
     const list = await longList();
     const first = byRole(rowsOf(list)[0]!, 'button')!;
