@@ -74,14 +74,6 @@ export const themeStyles = css`
   .button:hover {
     background: var(--_raised);
   }
-  .button.primary {
-    background: var(--_accent);
-    border-color: var(--_accent);
-    color: var(--_on-accent);
-  }
-  .button.primary:hover {
-    background: color-mix(in srgb, var(--_accent) 88%, #000);
-  }
   /* Actions inside a view: clearly buttons, yet quieter than its main button. */
   .button.tonal {
     background: color-mix(in srgb, var(--_accent) 10%, var(--_surface));
@@ -105,9 +97,6 @@ export const themeStyles = css`
   }
   .input:focus-visible {
     border-color: var(--_accent);
-  }
-  .input[aria-invalid='true'] {
-    border-color: var(--_danger);
   }
   .input::placeholder {
     color: var(--_muted);

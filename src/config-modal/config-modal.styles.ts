@@ -6,6 +6,19 @@ export const configModalStyles = css`
     display: contents;
   }
 
+  /* Only the modal has a main button and validated fields: these stay out of the list's entry. */
+  .button.primary {
+    background: var(--_accent);
+    border-color: var(--_accent);
+    color: var(--_on-accent);
+  }
+  .button.primary:hover {
+    background: color-mix(in srgb, var(--_accent) 88%, #000);
+  }
+  .input[aria-invalid='true'] {
+    border-color: var(--_danger);
+  }
+
   dialog {
     width: min(var(--forge-modal-width, 34rem), 100vw - 2rem);
     max-width: none;
