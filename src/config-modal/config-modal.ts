@@ -422,7 +422,8 @@ export class ForgeConfigModal extends ForgeModalDialog {
       connectBusy: this.#connectTask.status === PENDING,
       focus,
       on: this.#actions,
-      list: (items) => this.#localize.list(items),
+      // `a, b and c` in the element's locale (only the modal joins names, so the list's entry does not carry it).
+      list: (items) => new Intl.ListFormat(this.#localize.locale, { type: 'conjunction' }).format(items),
     };
   }
 }

@@ -115,9 +115,4 @@ export class Localize<Key extends keyof Translation, Strings extends Required<Tr
     const form = forms[new Intl.PluralRules(this.locale).select(count)] ?? forms.other;
     return form.replace(/#/g, new Intl.NumberFormat(this.locale).format(count));
   };
-
-  /** `a, b and c` in the element's locale. */
-  list(items: string[]): string {
-    return new Intl.ListFormat(this.locale, { type: 'conjunction' }).format(items);
-  }
 }
