@@ -6,7 +6,7 @@ import terser from '@rollup/plugin-terser';
 
 /**
  * The CDN bundle: a minified ES module with Lit, @lit/task and jose's decodeJwt inside, for
- * `<script type="module" src="https://cdn.jsdelivr.net/npm/forge-embed">`, and the chunks it
+ * `<script type="module" src="https://cdn.jsdelivr.net/npm/forge-embed@0/dist/cdn/forge-embed.min.js">`, and the chunks it
  * loads on demand beside it (the modal). It bundles the
  * JavaScript tsc wrote to dist/ (`npm run build` runs tsc first) because the TypeScript plugin
  * for rollup does not work with this project's compiler.
