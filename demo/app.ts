@@ -2,7 +2,7 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Fastify, { type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { ForgeApiError, ForgeClient } from '../src/api/index.js';
 import { createTokenHandler, toNodeHandler } from '../src/host/index.js';
 import { Activity, ActivityError } from './activity.js';
@@ -39,7 +39,9 @@ export interface RunningDemo {
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PUBLIC = join(ROOT, 'demo', 'public');
-const BUNDLE = join(ROOT, 'dist', 'cdn', 'forge-embed.min.js');
+/** The CDN bundle's folder: its entry and the chunks it imports beside it (the modal's), served as `/cdn/<file>`. */
+const CDN = join(ROOT, 'dist', 'cdn');
+const CDN_FILE = /^[\w-]+\.min\.js(\.map)?$/;
 const SESSION_COOKIE = 'orbit_session';
 const MAX_FORM_BYTES = 1000;
 /** An error log entry is small; anything far larger is not one. */
@@ -50,8 +52,6 @@ const STATIC: Record<string, { file: string; type: string }> = {
   '/demo.css': { file: join(PUBLIC, 'demo.css'), type: 'text/css; charset=utf-8' },
   '/demo.js': { file: join(PUBLIC, 'demo.js'), type: JS },
   '/activity.js': { file: join(PUBLIC, 'activity.js'), type: JS },
-  '/forge-embed.js': { file: BUNDLE, type: JS },
-  '/forge-embed.min.js.map': { file: `${BUNDLE}.map`, type: 'application/json' },
   '/custom-elements.json': { file: join(ROOT, 'custom-elements.json'), type: 'application/json' },
 };
 
@@ -167,19 +167,27 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       .send(renderPage(users, user, serviceUrl));
   });
 
-  for (const [path, asset] of Object.entries(STATIC)) {
-    app.get(path, async (_request, reply) => {
-      if (!existsSync(asset.file)) {
-        return reply
-          .code(503)
-          .type('text/plain; charset=utf-8')
-          .send(`${path} is not built yet. Run "npm run build" (npm start does it), then reload.`);
-      }
+  const sendFile = (reply: FastifyReply, path: string, { file, type }: { file: string; type: string }) => {
+    if (!existsSync(file)) {
       return reply
-        .headers({ 'Content-Type': asset.type, 'Cache-Control': 'no-cache' })
-        .send(createReadStream(asset.file));
-    });
+        .code(503)
+        .type('text/plain; charset=utf-8')
+        .send(`${path} is not built yet. Run "npm run build" (npm start does it), then reload.`);
+    }
+    return reply.headers({ 'Content-Type': type, 'Cache-Control': 'no-cache' }).send(createReadStream(file));
+  };
+  for (const [path, asset] of Object.entries(STATIC)) {
+    app.get(path, async (_request, reply) => sendFile(reply, path, asset));
   }
+  // The bundle's entry and its chunks from one folder, under their own names: the entry imports
+  // the modal's chunk as `./config-modal-<hash>.min.js` and the chunk imports the entry back as
+  // `./forge-embed.min.js`, which must be the very URL the page loaded (one module, one Lit).
+  app.get<{ Params: { file: string } }>('/cdn/:file', async (request, reply) => {
+    const { file } = request.params;
+    if (!CDN_FILE.test(file)) return reply.callNotFound();
+    const type = file.endsWith('.map') ? 'application/json' : JS;
+    return sendFile(reply, `/cdn/${file}`, { file: join(CDN, file), type });
+  });
 
   app.setNotFoundHandler((request, reply) =>
     reply

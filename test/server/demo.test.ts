@@ -223,3 +223,20 @@ test('the demo page passes axe with no violations, the elements inside included'
   });
   assert.deepEqual(violations, []);
 });
+
+test('the demo page opens the modal from the list: its chunk is served beside the bundle', async (t) => {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  const missing: string[] = [];
+  page.on('response', (response) => {
+    if (response.status() === 404) missing.push(response.url());
+  });
+  await page.goto(demo.url);
+  await page.locator('forge-workflow-list [part~="row"] button[part~="button"]').first().click();
+  await page.locator('forge-workflow-list forge-config-modal [part~="dialog"][open]').waitFor({ timeout: 10_000 });
+  assert.deepEqual(missing, []);
+});
