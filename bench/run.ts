@@ -80,7 +80,6 @@ const apiKey = newApiKey();
 try {
   step(`Store on SQLite and PostgreSQL: logs paging at ${EXECUTIONS.toLocaleString('en')} executions, webhook runs`);
   const backends = await benchBackends(workDir, apiKey);
-  const logs = backends[0]!.logs;
   step(
     `Service throughput: GET /workflow and GET /setup for ${THROUGHPUT_SECONDS} s each, ${INSTALLS.toLocaleString('en')} installs, ${THROUGHPUT_CONNECTIONS} connections`,
   );
@@ -102,8 +101,6 @@ try {
     list1000ScrollFrameP95Ms: web.list1000ScrollFrameP95Ms,
     list1000ScrollDroppedFrames: web.list1000ScrollDroppedFrames,
     heapGrowthBytesAfter200Opens: web.heapGrowthBytesAfter200Opens,
-    logsP99Ms: logs.logsP99Ms,
-    logsRps: logs.logsRps,
     backends,
     workflowListRps: throughput.workflowList.rps,
     workflowListP99Ms: throughput.workflowList.p99Ms,

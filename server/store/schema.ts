@@ -3,6 +3,7 @@ import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migrat
 import * as tables from './migrations/0001_tables.js';
 import * as deliveryOutbox from './migrations/0002_delivery_outbox.js';
 import * as oauthGrants from './migrations/0003_oauth_grants.js';
+import * as executionHours from './migrations/0004_execution_hours.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -57,6 +58,8 @@ export interface Tables {
     grant_secret: string;
     expires_at: number;
   };
+  /** Executions per workflow and hour of their start (`2026-11-23T11`): the logs page index. */
+  execution_hours: { workflow_id: string; hour: string; executions: number };
   deliveries: {
     error_id: string;
     channel: string;
@@ -74,6 +77,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0001_tables': tables,
   '0002_delivery_outbox': deliveryOutbox,
   '0003_oauth_grants': oauthGrants,
+  '0004_execution_hours': executionHours,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */
