@@ -9,6 +9,7 @@ import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import {
   badRequest,
+  databaseUnavailableProblem,
   forbidden,
   HttpProblem,
   internalError,
@@ -33,7 +34,7 @@ import { registerWorkflows } from './routes/workflows.js';
 import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { ProblemSchema, ref, SHARED_SCHEMAS } from './schemas.js';
 import { SecretBox } from './secrets.js';
-import { Store } from './store/store.js';
+import { databaseUnavailable, Store } from './store/store.js';
 import { API_PREFIX } from './views.js';
 
 /**
@@ -145,7 +146,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const dbPath = options.db ?? 'forge.db';
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
-  const store = new Store(dbPath);
+  const store = await Store.open(dbPath);
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey);
   const deps: ServiceDeps = {
     store,
@@ -339,6 +340,11 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
         `The request URL is longer than ${MAX_URL_LENGTH} characters. Send large values in a JSON body instead.`,
       );
     }
+    // No id, token or value of the service holds a NUL character, and PostgreSQL cannot even
+    // compare text with one: refused alike on both backends.
+    if (/%00/.test(request.url)) {
+      throw badRequest('The URL holds a NUL character (%00), which no id, token or value of the service contains.');
+    }
     const access = request.routeOptions.config.access ?? 'public';
     if (access === 'public') return;
     request.principal = await authenticate(deps, request, access);
@@ -366,6 +372,10 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
 
   app.setErrorHandler((error, request, reply) => {
     let problem = problemOf(error);
+    if (!problem && databaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unreachable');
+      problem = databaseUnavailableProblem();
+    }
     if (!problem) {
       // Never leak internals: the log gets the error, the caller a problem document.
       request.log.error({ err: error }, 'request failed');
@@ -445,7 +455,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   await app.listen({ port: options.port ?? 4010, host: options.host ?? '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
   // Entries a previous run could not deliver go out now.
-  delivery.start();
+  await delivery.start();
   if (options.scheduler !== false) engine.startScheduler();
   let closing: Promise<void> | undefined;
   return {
@@ -457,7 +467,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         await app.close();
         await engine.stop();
         await delivery.stop();
-        store.close();
+        await store.close();
       })();
       return closing;
     },
@@ -573,7 +583,8 @@ function withProblems(schema: Record<string, unknown> | undefined, access: Acces
     content: { 'application/problem+json': { schema: problem } },
   };
   response['5xx'] ??= {
-    description: 'The service failed; the problem document says nothing of its internals.',
+    description:
+      'The service failed (500; the problem document says nothing of its internals), or cannot reach its database right now (503, with Retry-After: retry then).',
     content: { 'application/problem+json': { schema: problem } },
   };
   const security =
