@@ -2,13 +2,21 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { startService } from './app.js';
+import { AuthKeys } from './auth.js';
+import { type Clock, fileClock } from './clock.js';
 import { parseRateLimits, type RateLimits } from './rate-limit.js';
 import { type RunningSandbox, startSandbox } from './sandbox.js';
+import { SecretBox } from './secrets.js';
+import { Store } from './store/store.js';
 
 const USAGE = `forge-service — the local Forge service (Integration Workflow Management Service)
 
 Usage: forge-service [--port 4010] [--db forge.db | :memory:] [--catalog path/to/catalog.json] [--sandbox-port 4011]
                      [--allow-private-webhooks] [--rate-limits token=120/60,...]
+       forge-service rotate-keys [--db forge.db]
+
+  rotate-keys                adds a new token-signing key, which every instance signs with from then on; the
+                             old key verifies the tokens it signed until they expire (30 minutes), then is dropped
 
   --sandbox-port             also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
   --allow-private-webhooks   let the error webhook point at loopback and private addresses (refused by default)
@@ -47,6 +55,7 @@ function parse() {
       'rate-limits': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
+    allowPositionals: true,
   });
 }
 try {
@@ -58,6 +67,41 @@ if (args.values.help) {
   console.log(USAGE);
   process.exit(0);
 }
+const [command, ...extra] = args.positionals;
+if (extra.length > 0 || (command !== undefined && command !== 'rotate-keys'))
+  fail(`unknown command "${args.positionals.join(' ')}"; the one command is rotate-keys.`);
+
+// Test-only: every "now" of the service comes from this file's number (server/clock.ts), so a
+// multi-instance test can move several processes' time at once. Never set it in production.
+let clock: Clock | undefined;
+if (process.env.FORGE_TEST_CLOCK_FILE) {
+  try {
+    clock = fileClock(process.env.FORGE_TEST_CLOCK_FILE);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  console.log('Clock: FORGE_TEST_CLOCK_FILE (for tests only)');
+}
+
+if (command === 'rotate-keys') {
+  try {
+    const store = await Store.open(args.values.db);
+    try {
+      const { kid, retired, dropped } = await AuthKeys.rotate(store, SecretBox.open(args.values.db), clock);
+      console.log(`New signing key ${kid}: every instance signs user tokens with it from now on.`);
+      if (retired.length)
+        console.log(`Retired ${retired.join(', ')}: verifies the tokens it signed until they expire, then goes.`);
+      if (dropped.length) console.log(`Dropped ${dropped.join(', ')}: every token it signed has expired.`);
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    console.error(`forge-service rotate-keys: ${(error as Error).message}`);
+    process.exit(1);
+  }
+  process.exit(0);
+}
+
 const port = Number(args.values.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535)
   fail(`--port must be a whole number from 0 to 65535; got "${args.values.port}".`);
@@ -108,6 +152,7 @@ try {
     allowPrivateWebhooks: args.values['allow-private-webhooks'] || process.env.FORGE_ALLOW_PRIVATE_WEBHOOKS === '1',
     sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
     logStream: requestLog,
+    clock,
     log: (line) => console.log(line),
   });
   console.log(`Forge service listening on ${service.url}/forge/2021-12`);

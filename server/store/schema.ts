@@ -3,6 +3,7 @@ import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migrat
 import * as tables from './migrations/0001_tables.js';
 import * as deliveryOutbox from './migrations/0002_delivery_outbox.js';
 import * as oauthGrants from './migrations/0003_oauth_grants.js';
+import * as instances from './migrations/0004_instances.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -63,7 +64,12 @@ export interface Tables {
     attempts: Generated<number>;
     due_at: number;
     last_error: string | null;
+    leased_by: string | null;
+    lease_until: number | null;
   };
+  schedule_claims: { workflow_id: string; minute: number; claimed_by: string };
+  signing_keys: { kid: string; sealed_key: string; created_at: number; retired_at: number | null };
+  rate_counts: { key: string; window_start: number; count: number };
 }
 
 /**
@@ -74,6 +80,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0001_tables': tables,
   '0002_delivery_outbox': deliveryOutbox,
   '0003_oauth_grants': oauthGrants,
+  '0004_instances': instances,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */

@@ -629,26 +629,76 @@ export class Store {
       .execute();
   }
 
-  /** Deliveries due at `now`, oldest first, each with the entry to send. */
-  async dueDeliveries(now: number, limit: number): Promise<PendingDelivery[]> {
-    const rows = await this.db
-      .selectFrom('deliveries as d')
-      .innerJoin('error_logs as e', 'e.id', 'd.error_id')
-      .select(['d.channel', 'd.attempts', ...ERROR_COLUMNS.map((column) => `e.${column}` as const)])
-      .where('d.due_at', '<=', now)
-      .orderBy('d.due_at')
-      .orderBy('e.created_at')
-      .orderBy('e.id')
+  /**
+   * Takes up to `limit` deliveries due at `now` whose lease is free (none, or run out), oldest
+   * first, leasing each to `holder` until `leaseUntil`; answers them with their entries. Each
+   * lease is a conditional update, so of instances racing for a delivery exactly one gets it.
+   */
+  async leaseDueDeliveries(now: number, limit: number, holder: string, leaseUntil: number): Promise<PendingDelivery[]> {
+    const candidates = await this.db
+      .selectFrom('deliveries')
+      .where('due_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .select(['error_id', 'channel'])
+      .orderBy('due_at')
       .limit(limit)
       .execute();
+    const taken: Array<{ error_id: string; channel: string }> = [];
+    for (const { error_id, channel } of candidates) {
+      const result = await this.db
+        .updateTable('deliveries')
+        .set({ leased_by: holder, lease_until: leaseUntil })
+        .where('error_id', '=', error_id)
+        .where('channel', '=', channel)
+        .where('due_at', '<=', now)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 1n) taken.push({ error_id, channel });
+    }
+    if (taken.length === 0) return [];
+    return this.pendingDeliveries((q) =>
+      q
+        .where('d.leased_by', '=', holder)
+        .where((eb) =>
+          eb.or(taken.map((t) => eb.and([eb('d.error_id', '=', t.error_id), eb('d.channel', '=', t.channel)]))),
+        ),
+    );
+  }
+
+  /** Deliveries due at `now`, oldest first, each with the entry to send (leased or not). */
+  async dueDeliveries(now: number, limit: number): Promise<PendingDelivery[]> {
+    return this.pendingDeliveries((q) => q.where('d.due_at', '<=', now).limit(limit));
+  }
+
+  private async pendingDeliveries(
+    filter: (query: ReturnType<Store['deliveriesWithEntries']>) => ReturnType<Store['deliveriesWithEntries']>,
+  ): Promise<PendingDelivery[]> {
+    const rows = await filter(this.deliveriesWithEntries()).execute();
     return rows.map((row) => ({ channel: row.channel, attempts: row.attempts, entry: toErrorEntry(row) }));
   }
 
-  /** When the next delivery is due (ms since the epoch), or undefined when the outbox is empty. */
+  private deliveriesWithEntries() {
+    return this.db
+      .selectFrom('deliveries as d')
+      .innerJoin('error_logs as e', 'e.id', 'd.error_id')
+      .select(['d.channel', 'd.attempts', ...ERROR_COLUMNS.map((column) => `e.${column}` as const)])
+      .orderBy('d.due_at')
+      .orderBy('e.created_at')
+      .orderBy('e.id');
+  }
+
+  /**
+   * When the next delivery may be attempted (ms since the epoch): its due time, or the end of the
+   * lease another instance holds on it. Undefined when the outbox is empty.
+   */
   async nextDeliveryDueAt(): Promise<number | undefined> {
     const row = await this.db
       .selectFrom('deliveries')
-      .select((eb) => eb.fn.min('due_at').as('next'))
+      .select(
+        sql<
+          number | null
+        >`min(CASE WHEN lease_until IS NOT NULL AND lease_until > due_at THEN lease_until ELSE due_at END)`.as('next'),
+      )
       .executeTakeFirst();
     return row?.next ?? undefined;
   }
@@ -666,7 +716,17 @@ export class Store {
   ): Promise<void> {
     await this.db
       .updateTable('deliveries')
-      .set({ attempts, due_at: dueAt, last_error: lastError })
+      .set({ attempts, due_at: dueAt, last_error: lastError, leased_by: null, lease_until: null })
+      .where('error_id', '=', errorId)
+      .where('channel', '=', channel)
+      .execute();
+  }
+
+  /** Gives up the lease on a delivery without attempting it. */
+  async releaseDelivery(errorId: string, channel: string): Promise<void> {
+    await this.db
+      .updateTable('deliveries')
+      .set({ leased_by: null, lease_until: null })
       .where('error_id', '=', errorId)
       .where('channel', '=', channel)
       .execute();
@@ -704,6 +764,71 @@ export class Store {
       .executeTakeFirstOrThrow();
     return { pending: Number(row.pending), lastError: row.lastError ?? null };
   }
+
+  /**
+   * Claims one scheduled minute of a child for `holder`: true for the one instance whose insert
+   * made the row, false for every other that tried the same (child, minute).
+   */
+  async claimScheduledRun(workflowId: string, minute: number, holder: string): Promise<boolean> {
+    // An insert that met an existing claim returns no row.
+    const made = await this.db
+      .insertInto('schedule_claims')
+      .values({ workflow_id: workflowId, minute, claimed_by: holder })
+      .onConflict((oc) => oc.doNothing())
+      .returning('minute')
+      .executeTakeFirst();
+    return made !== undefined;
+  }
+
+  /** Forgets claims of minutes before `minute`: no instance ticks them any more. */
+  async dropScheduleClaimsBefore(minute: number): Promise<void> {
+    await this.db.deleteFrom('schedule_claims').where('minute', '<', minute).execute();
+  }
+
+  // Signing keys (server/auth.ts) -----------------------------------------------------------
+
+  async listSigningKeys(): Promise<SigningKeyRow[]> {
+    const rows = await this.db.selectFrom('signing_keys').selectAll().orderBy('created_at', 'desc').execute();
+    return rows.map((row) => ({
+      kid: row.kid,
+      sealedKey: row.sealed_key,
+      createdAt: row.created_at,
+      retiredAt: row.retired_at,
+    }));
+  }
+
+  /** Adds a key as the current one; every key that was current is retired at `now`. */
+  async addSigningKey(kid: string, sealedKey: string, now: number): Promise<void> {
+    await this.transaction(async (tx) => {
+      await tx.db.updateTable('signing_keys').set({ retired_at: now }).where('retired_at', 'is', null).execute();
+      await tx.db.insertInto('signing_keys').values({ kid, sealed_key: sealedKey, created_at: now }).execute();
+    });
+  }
+
+  /** Removes keys retired before `before`; answers their kids. */
+  async dropSigningKeysRetiredBefore(before: number): Promise<string[]> {
+    const rows = await this.db.deleteFrom('signing_keys').where('retired_at', '<', before).returning('kid').execute();
+    return rows.map((row) => row.kid);
+  }
+
+  // Rate limits (server/rate-limit.ts) -------------------------------------------------------
+
+  /** Counts one hit in a window; answers the window's count, this hit included. */
+  async countHit(key: string, windowStart: number): Promise<number> {
+    const row = await this.db
+      .insertInto('rate_counts')
+      .values({ key, window_start: windowStart, count: 1 })
+      .onConflict((oc) =>
+        oc.columns(['key', 'window_start']).doUpdateSet({ count: (eb) => eb('rate_counts.count', '+', 1) }),
+      )
+      .returning('count')
+      .executeTakeFirstOrThrow();
+    return row.count;
+  }
+
+  async dropRateCountsBefore(windowStart: number): Promise<void> {
+    await this.db.deleteFrom('rate_counts').where('window_start', '<', windowStart).execute();
+  }
 }
 
 /**
@@ -740,6 +865,15 @@ export interface PendingGrant {
   openerOrigin: string;
   sealedGrant: string;
   expiresAt: number;
+}
+
+export interface SigningKeyRow {
+  kid: string;
+  /** The private JWK, sealed with the SecretBox. */
+  sealedKey: string;
+  createdAt: number;
+  /** When a newer key replaced it; null for the current key. */
+  retiredAt: number | null;
 }
 
 export interface PendingDelivery {
