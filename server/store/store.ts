@@ -140,7 +140,12 @@ function preparingOnce(db: Database.Database): SqliteDatabase {
   const statements = new Map<string, SqliteStatement>();
   return {
     close: () => db.close(),
-    prepare(text) {
+    prepare(query) {
+      // Kysely opens transactions with a deferred BEGIN. With several processes on one file, two
+      // deferred transactions that read and then write deadlock, and SQLite fails one at once
+      // (SQLITE_BUSY, past busy_timeout): IMMEDIATE takes the write lock first, so the other
+      // waits its turn instead.
+      const text = query === 'begin' ? 'begin immediate' : query;
       let statement = statements.get(text);
       if (!statement) {
         statement = db.prepare(text) as unknown as SqliteStatement;
