@@ -36,7 +36,12 @@ const CATALOG = {
       name: 'Every minute',
       integrations: [],
       blocks: [
-        { name: 'Every minute', id: 'f1111111-1111-4111-8111-111111111111', type: 'schedule', parameters: { cron: '* * * * *' } },
+        {
+          name: 'Every minute',
+          id: 'f1111111-1111-4111-8111-111111111111',
+          type: 'schedule',
+          parameters: { cron: '* * * * *' },
+        },
         {
           name: 'Settings',
           id: SETTINGS_BLOCK,
@@ -49,7 +54,12 @@ const CATALOG = {
             })),
           },
         },
-        { name: 'Note', id: 'f1111111-1111-4111-8111-111111111113', type: 'transform', parameters: { output: { ok: true } } },
+        {
+          name: 'Note',
+          id: 'f1111111-1111-4111-8111-111111111113',
+          type: 'transform',
+          parameters: { output: { ok: true } },
+        },
       ],
     },
     {
@@ -58,7 +68,12 @@ const CATALOG = {
       integrations: [],
       blocks: [
         { name: 'Order placed', id: 'f3333333-3333-4333-8333-333333333331', type: 'webhook', parameters: {} },
-        { name: 'Refuse', id: 'f3333333-3333-4333-8333-333333333332', type: 'fail', parameters: { message: 'Refused' } },
+        {
+          name: 'Refuse',
+          id: 'f3333333-3333-4333-8333-333333333332',
+          type: 'fail',
+          parameters: { message: 'Refused' },
+        },
       ],
     },
   ],

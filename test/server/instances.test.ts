@@ -16,7 +16,10 @@ const MINUTE = 60_000;
 
 let emails = 0;
 async function newUser(instance: Instance): Promise<{ userId: string; token: string }> {
-  const created = await instance.api('POST', '/user', { name: 'Ada', email: `ada${++emails}-${Date.now()}@example.com` });
+  const created = await instance.api('POST', '/user', {
+    name: 'Ada',
+    email: `ada${++emails}-${Date.now()}@example.com`,
+  });
   assert.equal(created.status, 200, JSON.stringify(created.body));
   const { token } = (await instance.api('GET', `/user/${created.body.userId}/token`)).body;
   return { userId: created.body.userId, token };
@@ -87,12 +90,10 @@ describe('signing keys shared by the instances', () => {
   after(() => cluster.close());
 
   const jwksKids = async (instance: Instance) =>
-    ((await instance.api('GET', '/.well-known/jwks.json')).body.keys as Array<{ kid: string; d?: string }>).map(
-      (k) => {
-        assert.equal(k.d, undefined, 'the JWKS publishes a private key');
-        return k.kid;
-      },
-    );
+    ((await instance.api('GET', '/.well-known/jwks.json')).body.keys as Array<{ kid: string; d?: string }>).map((k) => {
+      assert.equal(k.d, undefined, 'the JWKS publishes a private key');
+      return k.kid;
+    });
 
   test('a token one instance signs verifies on the other; both publish the same key', async () => {
     const { userId, token } = await newUser(a);
@@ -117,8 +118,16 @@ describe('signing keys shared by the instances', () => {
     const newToken = (await b.api('GET', `/user/${userId}/token`)).body.token;
     assert.equal(decodeProtectedHeader(newToken).kid, newKid, 'B signs with the key rotate-keys added');
     for (const instance of [a, b]) {
-      assert.equal((await instance.api('GET', `/user/${userId}`, undefined, oldToken)).status, 200, 'old token refused');
-      assert.equal((await instance.api('GET', `/user/${userId}`, undefined, newToken)).status, 200, 'new token refused');
+      assert.equal(
+        (await instance.api('GET', `/user/${userId}`, undefined, oldToken)).status,
+        200,
+        'old token refused',
+      );
+      assert.equal(
+        (await instance.api('GET', `/user/${userId}`, undefined, newToken)).status,
+        200,
+        'new token refused',
+      );
       assert.deepEqual((await jwksKids(instance)).sort(), [oldKid, newKid].sort());
     }
 
@@ -247,7 +256,12 @@ describe('one database, any instance answers', () => {
       Array.from({ length: 8 }, async (_, i) => {
         for (let n = 1; n <= 3; n++) {
           const instance = (i + n) % 2 ? a : b;
-          const saved = await instance.api('PATCH', `/workflow/${child}/variables/${SETTINGS_BLOCK}`, { [`v${i}`]: n }, user.token);
+          const saved = await instance.api(
+            'PATCH',
+            `/workflow/${child}/variables/${SETTINGS_BLOCK}`,
+            { [`v${i}`]: n },
+            user.token,
+          );
           assert.equal(saved.status, 200, JSON.stringify(saved.body));
           acknowledged.set(`v${i}`, n);
         }
