@@ -28,21 +28,27 @@ async function newUser(instance: Instance): Promise<{ userId: string; token: str
 const executions = async (instance: Instance, childId: string) =>
   (await instance.api('GET', `/workflow/${childId}/logs?limit=30&order=asc`)).body.data as Array<{ results: unknown }>;
 
-describe('a scheduled minute across two instances', () => {
-  let cluster: Cluster;
-  let a: Instance;
-  let b: Instance;
+/** Two instances, A and B, on a new database with the clock at `start`, for the tests of one describe. */
+function twoInstances(start: string, env?: Record<string, string>) {
+  const pair = {} as { cluster: Cluster; a: Instance; b: Instance };
   before(async () => {
-    cluster = await Cluster.create(at('2026-03-02T11:58:30Z'));
-    [a, b] = [await cluster.start('A'), await cluster.start('B')];
+    pair.cluster = await Cluster.create(at(start), env);
+    pair.a = await pair.cluster.start('A');
+    pair.b = await pair.cluster.start('B');
   });
-  after(() => cluster.close());
+  after(() => pair.cluster.close());
+  return pair;
+}
+
+describe('a scheduled minute across two instances', () => {
+  const pair = twoInstances('2026-03-02T11:58:30Z');
 
   /** Both instances said they ticked `minute` (with the child due) before anything is counted. */
   const bothTicked = (minute: string, ...instances: Instance[]) =>
     Promise.all(instances.map((i) => i.line(new RegExp(`minute ${minute}:\\d\\d\\.000Z: ran`))));
 
   test('runs each active child once, and each minute the clock passed once, whichever instance claims it', async () => {
+    const { cluster, a, b } = pair;
     const user = await newUser(a);
     const installed = await a.api('POST', `/workflow/${MINUTELY}/install`, {}, user.token);
     assert.equal(installed.status, 201, JSON.stringify(installed.body));
@@ -62,32 +68,26 @@ describe('a scheduled minute across two instances', () => {
   });
 
   test('while one instance is down the other runs every minute; the one that comes back does not replay them', async () => {
-    const user = await newUser(b);
-    const child = (await b.api('POST', `/workflow/${MINUTELY}/install`, {}, user.token)).body.workflowId;
-    await b.kill();
+    const { cluster, a } = pair;
+    const user = await newUser(pair.b);
+    const child = (await pair.b.api('POST', `/workflow/${MINUTELY}/install`, {}, user.token)).body.workflowId;
+    await pair.b.kill();
     cluster.setClock(at('2026-03-02T12:06:00Z'));
     await bothTicked('2026-03-02T12:06', a);
     cluster.setClock(at('2026-03-02T12:07:00Z'));
     await bothTicked('2026-03-02T12:07', a);
     assert.equal((await executions(a, child)).length, 2);
 
-    b = await cluster.start('B again');
+    const again = await cluster.start('B again');
     cluster.setClock(at('2026-03-02T12:08:00Z'));
-    await bothTicked('2026-03-02T12:08', a, b);
-    const runs = await executions(b, child);
+    await bothTicked('2026-03-02T12:08', a, again);
+    const runs = await executions(again, child);
     assert.equal(runs.length, 3, 'the minutes B missed ran once, on A; 12:08 once');
   });
 });
 
 describe('signing keys shared by the instances', () => {
-  let cluster: Cluster;
-  let a: Instance;
-  let b: Instance;
-  before(async () => {
-    cluster = await Cluster.create(at('2026-03-02T10:00:00Z'));
-    [a, b] = [await cluster.start('A'), await cluster.start('B')];
-  });
-  after(() => cluster.close());
+  const pair = twoInstances('2026-03-02T10:00:00Z');
 
   const jwksKids = async (instance: Instance) =>
     ((await instance.api('GET', '/.well-known/jwks.json')).body.keys as Array<{ kid: string; d?: string }>).map((k) => {
@@ -96,6 +96,7 @@ describe('signing keys shared by the instances', () => {
     });
 
   test('a token one instance signs verifies on the other; both publish the same key', async () => {
+    const { a, b } = pair;
     const { userId, token } = await newUser(a);
     const read = await b.api('GET', `/user/${userId}`, undefined, token);
     assert.equal(read.status, 200, JSON.stringify(read.body));
@@ -105,6 +106,7 @@ describe('signing keys shared by the instances', () => {
   });
 
   test('rotate-keys: new tokens carry the new kid, old ones verify until they expire, then the old key is gone', async () => {
+    const { cluster, a, b } = pair;
     const { userId, token: oldToken } = await newUser(a);
     const oldKid = decodeProtectedHeader(oldToken).kid!;
 
@@ -212,16 +214,10 @@ describe('error deliveries across instances', () => {
 });
 
 describe('one database, any instance answers', () => {
-  let cluster: Cluster;
-  let a: Instance;
-  let b: Instance;
-  before(async () => {
-    cluster = await Cluster.create(at('2026-03-02T08:00:00Z'), { FORGE_RATE_LIMITS: 'token=3/60' });
-    [a, b] = [await cluster.start('A'), await cluster.start('B')];
-  });
-  after(() => cluster.close());
+  const pair = twoInstances('2026-03-02T08:00:00Z', { FORGE_RATE_LIMITS: 'token=3/60' });
 
   test('rate limits count the hits on every instance', async () => {
+    const { cluster, a, b } = pair;
     const { userId } = await newUser(a); // its first token
     assert.equal((await b.api('GET', `/user/${userId}/token`)).status, 200);
     assert.equal((await a.api('GET', `/user/${userId}/token`)).status, 200);
@@ -233,6 +229,7 @@ describe('one database, any instance answers', () => {
   });
 
   test('concurrent installs of one parent for one user on two instances: one 201, one 409', async () => {
+    const { a, b } = pair;
     for (let round = 0; round < 5; round++) {
       const user = await newUser(a);
       const answers = await Promise.all(
@@ -249,6 +246,7 @@ describe('one database, any instance answers', () => {
   });
 
   test('concurrent variable saves on two instances never lose an acknowledged write', async () => {
+    const { a, b } = pair;
     const user = await newUser(a);
     const child = (await a.api('POST', `/workflow/${MINUTELY}/install`, {}, user.token)).body.workflowId;
     const acknowledged = new Map<string, number>();
@@ -276,6 +274,7 @@ describe('one database, any instance answers', () => {
   });
 
   test('a webhook URL works on every instance', async () => {
+    const { a, b } = pair;
     const user = await newUser(a);
     const child = (await a.api('POST', `/workflow/${REFUSE}/install`, {}, user.token)).body.workflowId;
     const onA = new URL((await a.api('GET', `/workflow/${child}`)).body.webhookUrl);
@@ -286,6 +285,7 @@ describe('one database, any instance answers', () => {
   });
 
   test('an OAuth flow started on one instance completes on the other, page by page', async () => {
+    const { a, b } = pair;
     const { token } = await newUser(a);
     // Each step of the popup lands on the other instance, as a load balancer may send it.
     const other = (url: string, instance: Instance) => {
