@@ -89,31 +89,24 @@ export class Engine {
     if (this.shutdown.signal.aborted) return;
     const clock = this.clock;
     let nextMinute = Math.floor(clock.now() / MINUTE) * MINUTE;
-    let ticking: Promise<void> | undefined;
     const check = () => {
       clearTimeout(this.timer);
-      if (this.shutdown.signal.aborted || ticking) return;
-      ticking = (async () => {
-        const now = clock.now();
-        const oldest = Math.floor(now / MINUTE) * MINUTE - (CATCH_UP_MINUTES - 1) * MINUTE;
-        if (nextMinute < oldest) {
-          this.options.log?.(
-            `scheduler: minutes from ${new Date(nextMinute).toISOString()} to ${new Date(oldest - MINUTE).toISOString()} were missed by over ${CATCH_UP_MINUTES} minutes and are skipped`,
-          );
-          nextMinute = oldest;
-        }
-        while (nextMinute <= now && !this.shutdown.signal.aborted) {
-          const minute = nextMinute;
-          // A tick that breaks (the database, not a workflow: those become error entries) must not stop the next one.
-          await this.tick(new Date(minute)).catch((error: unknown) => console.error('forge scheduler:', error));
-          nextMinute = minute + MINUTE;
-        }
-      })().finally(() => {
-        ticking = undefined;
-        if (this.shutdown.signal.aborted) return;
-        this.timer = setTimeout(check, Math.max(0, nextMinute - clock.now()));
-        this.timer.unref();
-      });
+      if (this.shutdown.signal.aborted) return;
+      const now = clock.now();
+      const oldest = Math.floor(now / MINUTE) * MINUTE - (CATCH_UP_MINUTES - 1) * MINUTE;
+      if (nextMinute < oldest) {
+        this.options.log?.(
+          `scheduler: minutes from ${new Date(nextMinute).toISOString()} to ${new Date(oldest - MINUTE).toISOString()} were missed by over ${CATCH_UP_MINUTES} minutes and are skipped`,
+        );
+        nextMinute = oldest;
+      }
+      for (; nextMinute <= now; nextMinute += MINUTE) {
+        // Each minute's tick runs on its own, so a slow one does not hold up the next. A tick that
+        // breaks (the database, not a workflow: those become error entries) must not stop the next one.
+        this.tick(new Date(nextMinute)).catch((error: unknown) => console.error('forge scheduler:', error));
+      }
+      this.timer = setTimeout(check, Math.max(0, nextMinute - clock.now()));
+      this.timer.unref();
     };
     this.stopWatchingClock = clock.onJump(check);
     check();
