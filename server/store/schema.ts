@@ -105,6 +105,12 @@ export async function migrate(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres'
       { cause: result.error },
     );
   }
+  if (dialect === 'sqlite') {
+    // Still counted where earlier versions look, so one of them opening this file finds its
+    // schema in place instead of creating its tables again.
+    const applied = (await migrator.getMigrations()).filter((m) => m.executedAt !== undefined).length;
+    await sql.raw(`PRAGMA user_version = ${applied}`).execute(db);
+  }
   return result;
 }
 

@@ -91,6 +91,28 @@ export type Dialect = 'sqlite' | 'postgres';
 /** Whether a `--db` value names a PostgreSQL server rather than a SQLite file. */
 export const isPostgresUrl = (location: string) => /^postgres(ql)?:\/\//i.test(location);
 
+/** The database as logs may name it: a PostgreSQL URL loses its password. */
+export function describeDatabase(location: string): string {
+  if (!isPostgresUrl(location)) return location;
+  const url = new URL(location);
+  url.password = '';
+  return url.toString();
+}
+
+/**
+ * Whether an error says the database cannot be reached right now (PostgreSQL stopped,
+ * restarting or unreachable), rather than that the query was wrong.
+ */
+export function databaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  if (typeof e?.code === 'string') {
+    // Connection refused or reset; SQLSTATE class 08 (connection exception), 57P01–57P03
+    // (the server shuts down or is starting).
+    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN)$|^08|^57P0[123]$/.test(e.code)) return true;
+  }
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout/i.test(e?.message ?? '');
+}
+
 function openSqlite(path: string): Database.Database {
   // better-sqlite3 is an optional dependency, so that installing the elements alone never
   // compiles SQLite; the service says plainly what to do when it is missing.
@@ -165,6 +187,8 @@ export class Store {
   /** The query builder; inside `transaction(work)`, the transaction's. */
   readonly db: Kysely<Tables>;
   readonly dialect: Dialect;
+  /** The migrations that opening the database applied (none when it was up to date). */
+  migrated: string[] = [];
 
   private constructor(db: Kysely<Tables>, dialect: Dialect) {
     this.db = db;
@@ -183,7 +207,8 @@ export class Store {
           'sqlite',
         );
     try {
-      await migrate(store.db, store.dialect);
+      const { results = [] } = await migrate(store.db, store.dialect);
+      store.migrated = results.map((r) => r.migrationName);
     } catch (error) {
       await store.close();
       throw error;
@@ -546,28 +571,26 @@ export class Store {
     limit: number,
     order: 'asc' | 'desc',
   ): Promise<ExecutionLogEntry[]> {
-    const offset = (page - 1) * limit;
-    let query = this.db.selectFrom('executions').select(['id', 'started_at', 'stopped_at', 'finished', 'results']);
-    if (this.dialect === 'sqlite') {
-      // The page is found in the index alone (it covers workflow_id, started_at, id and the
-      // rowid), and only its rows are read from the table: a deep page skips index entries, not
-      // whole rows.
-      query = query.where(
-        sql.ref('rowid'),
-        'in',
-        this.db
-          .selectFrom('executions')
-          .select(sql<number>`rowid`.as('rowid'))
-          .where('workflow_id', '=', workflowId)
-          .orderBy('started_at', order)
-          .orderBy('id', order)
-          .limit(limit)
-          .offset(offset),
-      );
-    } else {
-      query = query.where('workflow_id', '=', workflowId).limit(limit).offset(offset);
-    }
-    const rows = await query.orderBy('started_at', order).orderBy('id', order).execute();
+    // A deep page is found in two steps: the first entry of the page is sought in the index alone
+    // (workflow_id, started_at, id: it skips index entries, never whole rows), then the page is
+    // read from there on. OFFSET over the full rows would read every skipped row's results.
+    const first = this.db
+      .selectFrom('executions')
+      .select(['started_at', 'id'])
+      .where('workflow_id', '=', workflowId)
+      .orderBy('started_at', order)
+      .orderBy('id', order)
+      .limit(1)
+      .offset((page - 1) * limit);
+    const rows = await this.db
+      .selectFrom('executions')
+      .select(['id', 'started_at', 'stopped_at', 'finished', 'results'])
+      .where('workflow_id', '=', workflowId)
+      .where(sql<boolean>`(started_at, id) ${sql.raw(order === 'desc' ? '<=' : '>=')} (${first})`)
+      .orderBy('started_at', order)
+      .orderBy('id', order)
+      .limit(limit)
+      .execute();
     return rows.map((row) => ({
       executionId: row.id,
       startedAt: row.started_at,
@@ -585,7 +608,8 @@ export class Store {
       execution_id: entry.executionId,
       block_id: entry.blockId,
       block_type: entry.blockType,
-      error: entry.error,
+      // A message may quote what a remote server sent; PostgreSQL text cannot hold NUL.
+      error: entry.error.replaceAll('\0', '\uFFFD'),
       created_at: now,
       updated_at: now,
       version: 0,
@@ -840,17 +864,27 @@ export class Store {
  * Kysely over a pool of PostgreSQL connections. `pg` loads only here, so a SQLite service never
  * needs it.
  */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** Far above any of the store's queries; only a server that stopped answering reaches it. */
+const QUERY_TIMEOUT_MS = 15_000;
+
 async function postgresKysely(url: string): Promise<Kysely<Tables>> {
   const { default: pg } = await import('pg');
   const INT8 = 20;
   const pool = new pg.Pool({
     connectionString: url,
+    // A stopped or unreachable server fails a request within seconds instead of holding it.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
     // Epoch milliseconds and counts are 64-bit: read them as numbers, as SQLite gives them.
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
+  // A server that goes away drops the idle connections; the pool replaces them on the next
+  // query. Without a listener the dropped connection's error would end the process.
+  pool.on('error', () => {});
   return new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
 }
 

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { generateApiKey } from '../../server/auth.js';
+import { testDatabase } from './backend.js';
 
 /**
  * Several service processes on one database, as a host runs them behind a load balancer: the
@@ -177,8 +177,15 @@ export class Cluster {
 
   /** A new database (a SQLite file, or one on the test PostgreSQL server) and its clock at `start`. */
   static async create(start: Date, env: Record<string, string> = {}): Promise<Cluster> {
-    const { db, drop } = await clusterDatabase();
-    return new Cluster(db, drop, start, env);
+    // A SQLite file, which several processes share in WAL mode, or a database of its own on the
+    // PostgreSQL server the suite runs against.
+    const dir = mkdtempSync(join(tmpdir(), 'forge-instances-db-'));
+    const { db, drop } = await testDatabase(join(dir, 'forge.db'));
+    const removeAll = async () => {
+      await drop?.();
+      rmSync(dir, { recursive: true, force: true });
+    };
+    return new Cluster(db, removeAll, start, env);
   }
 
   get now(): Date {
@@ -236,32 +243,6 @@ export class Cluster {
     await this.drop?.();
     rmSync(this.dir, { recursive: true, force: true });
   }
-}
-
-/**
- * A new database for one cluster: on the PostgreSQL server the suite runs against
- * (FORGE_TEST_POSTGRES), else a SQLite file, which several processes share in WAL mode.
- */
-async function clusterDatabase(): Promise<{ db: string; drop: () => Promise<void> }> {
-  const server = process.env.FORGE_TEST_POSTGRES;
-  if (!server) {
-    const dir = mkdtempSync(join(tmpdir(), 'forge-instances-db-'));
-    return { db: join(dir, 'forge.db'), drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = `instances_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: server });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return { db: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 function giveUpAfter<T>(promise: Promise<T>, what: () => string): Promise<T> {

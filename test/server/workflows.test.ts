@@ -336,6 +336,23 @@ describe('PATCH /workflow/:workflowId/variables/:blockId', () => {
     for (const variable of answer.body.variables) assertKeys(variable, ['uuid', 'name', 'value']);
   });
 
+  test('saves of different variables sent at once all stay: no acknowledged write is lost', async () => {
+    const { token, childId } = await forge.userWithChild();
+    for (let round = 1; round <= 15; round++) {
+      const saves = await Promise.all([
+        forge.asUser(token, 'PATCH', path(childId), { [number.name]: round }),
+        forge.asUser(token, 'PATCH', path(childId), { [text.name]: `#round-${round}` }),
+      ]);
+      for (const save of saves) assert.equal(save.status, 200, save.text);
+      const stored = (await forge.asUser(token, 'GET', `/workflow/${childId}`)).body.blocks.find(
+        (b: { id: string }) => b.id === variablesBlock.id,
+      ).parameters.variables;
+      const values = Object.fromEntries(stored.map((v: { name: string; value: unknown }) => [v.name, v.value]));
+      assert.equal(values[number.name], round, `round ${round}: the number save was lost`);
+      assert.equal(values[text.name], `#round-${round}`, `round ${round}: the text save was lost`);
+    }
+  });
+
   test('values persist, and a later save of one variable keeps the others', async () => {
     const { token, childId } = await forge.userWithChild();
     await forge.asUser(token, 'PATCH', path(childId), { [text.name]: '#ops', [number.name]: 5 });
