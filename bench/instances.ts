@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
+import { startCluster } from '../scripts/pg-cluster.mjs';
 import { API_PREFIX, type ServiceProcess, spawnService } from './service.js';
+import type { Row } from './table.js';
 
 /** Connections in all, split evenly over the instances, so one and two instances get the same load. */
 export const INSTANCE_CONNECTIONS = 10;
@@ -82,6 +85,32 @@ export async function benchInstances(
     await second?.stop();
     await first.stop();
   }
+}
+
+/**
+ * The figure the issue asks for: webhook runs per second on PostgreSQL with one instance and with
+ * two, on a throwaway cluster with PostgreSQL's default durability, removed afterwards.
+ */
+export async function benchInstancesOnPostgres(workDir: string, apiKey: string): Promise<InstancesResult> {
+  const cluster = await startCluster({ durable: true });
+  try {
+    const admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    await admin.query('CREATE DATABASE bench_instances');
+    await admin.end();
+    return await benchInstances(workDir, apiKey, cluster.url.replace(/\/postgres$/, '/bench_instances'));
+  } finally {
+    cluster.remove();
+  }
+}
+
+/** The row run.ts adds to its table. */
+export function instancesRow(result: InstancesResult): Row {
+  return [
+    'webhook runs on PostgreSQL, 1 and 2 instances',
+    `${result.oneInstanceRunsPerSecond} and ${result.twoInstancesRunsPerSecond} runs/s (× ${result.ratio})`,
+    `webhook → transform over ${WORKFLOWS} workflows, ${INSTANCE_CONNECTIONS} connections in all`,
+  ];
 }
 
 /** WORKFLOWS users, each with the bench's webhook workflow installed; answers their webhook paths. */

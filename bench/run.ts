@@ -13,6 +13,7 @@ import {
   SCROLL_STEPS,
   TOGGLE_RUNS,
 } from './browser.js';
+import { benchInstancesOnPostgres, instancesRow } from './instances.js';
 import { backendRows, benchBackends, EXECUTIONS } from './logs.js';
 import { newApiKey } from './service.js';
 import { buildFloor, cdnBundlePath, sizesOf } from './size.js';
@@ -81,6 +82,8 @@ try {
   step(`Store on SQLite and PostgreSQL: logs paging at ${EXECUTIONS.toLocaleString('en')} executions, webhook runs`);
   const backends = await benchBackends(workDir, apiKey);
   const logs = backends[0]!.logs;
+  step('Instances: webhook runs on PostgreSQL with one service instance, then two on the same database');
+  const instances = await benchInstancesOnPostgres(workDir, apiKey);
   step(
     `Service throughput: GET /workflow and GET /setup for ${THROUGHPUT_SECONDS} s each, ${INSTALLS.toLocaleString('en')} installs, ${THROUGHPUT_CONNECTIONS} connections`,
   );
@@ -105,6 +108,7 @@ try {
     logsP99Ms: logs.logsP99Ms,
     logsRps: logs.logsRps,
     backends,
+    instances,
     workflowListRps: throughput.workflowList.rps,
     workflowListP99Ms: throughput.workflowList.p99Ms,
     setupRps: throughput.setup.rps,
@@ -163,6 +167,7 @@ try {
       web.heapGrowthBytesAfter200Opens < HEAP_GROWTH_GOAL,
     ],
     ...backendRows(backends),
+    instancesRow(instances),
     ...(
       [
         ['workflowList', throughput.workflowList, 'GET /workflow'],
