@@ -39,8 +39,6 @@ export interface DeliveryOptions {
 /** 1 s, 2 s, 4 s, … up to 10 minutes between attempts. */
 export const defaultBackoff = (attempt: number) => Math.min(1000 * 2 ** (attempt - 1), 10 * 60 * 1000);
 
-/** Rows read from the outbox per query. */
-const BATCH = 50;
 /** How long deliveries wait before looking again when the database did not answer. */
 const STORE_RETRY_MS = 5_000;
 /**
@@ -141,17 +139,19 @@ export class Delivery {
     this.timer.unref();
   }
 
+  /**
+   * Attempts what is due, one delivery at a time, each leased just before its attempt, so that
+   * no entry waits under this instance's lease while others are attempted.
+   */
   private async deliverDue(): Promise<void> {
     do {
       this.passAgain = false;
-      const now = this.clock.now();
-      const leaseUntil = now + this.timeoutMs + LEASE_MARGIN_MS;
-      const due = await this.store.leaseDueDeliveries(now, BATCH, this.instanceId, leaseUntil);
-      for (const delivery of due) {
-        if (this.shutdown.signal.aborted) return;
-        await this.attempt(delivery);
+      while (!this.shutdown.signal.aborted) {
+        const now = this.clock.now();
+        const next = await this.store.leaseNextDelivery(now, this.instanceId, now + this.timeoutMs + LEASE_MARGIN_MS);
+        if (!next) break;
+        await this.attempt(next);
       }
-      if (due.length === BATCH) this.passAgain = true;
     } while (this.passAgain && !this.shutdown.signal.aborted);
   }
 

@@ -44,6 +44,9 @@ const MINUTE = 60_000;
  */
 export const CATCH_UP_MINUTES = 60;
 
+/** How soon a minute whose tick broke is tried again. */
+const RETRY_FAILED_TICK_MS = 5_000;
+
 /** Claims of minutes older than this are deleted: no scheduler ticks them any more. */
 const CLAIMS_KEPT_MINUTES = 24 * 60;
 
@@ -89,6 +92,10 @@ export class Engine {
     if (this.shutdown.signal.aborted) return;
     const clock = this.clock;
     let nextMinute = Math.floor(clock.now() / MINUTE) * MINUTE;
+    // Minutes whose tick broke (the database, not a workflow: those become error entries); tried
+    // again while they are within the catch-up window. Claims make a second try run only what the
+    // first did not.
+    const failed = new Set<number>();
     const check = () => {
       clearTimeout(this.timer);
       if (this.shutdown.signal.aborted) return;
@@ -100,10 +107,16 @@ export class Engine {
         );
         nextMinute = oldest;
       }
-      for (; nextMinute <= now; nextMinute += MINUTE) {
-        // Each minute's tick runs on its own, so a slow one does not hold up the next. A tick that
-        // breaks (the database, not a workflow: those become error entries) must not stop the next one.
-        this.tick(new Date(nextMinute)).catch((error: unknown) => console.error('forge scheduler:', error));
+      const minutes = [...failed].filter((minute) => minute >= oldest);
+      failed.clear();
+      for (; nextMinute <= now; nextMinute += MINUTE) minutes.push(nextMinute);
+      // Each minute's tick runs on its own, so a slow one does not hold up the next.
+      for (const minute of minutes) {
+        this.tick(new Date(minute)).catch((error: unknown) => {
+          console.error(`forge scheduler: minute ${new Date(minute).toISOString()} (tried again shortly):`, error);
+          failed.add(minute);
+          if (!this.shutdown.signal.aborted) setTimeout(check, RETRY_FAILED_TICK_MS).unref();
+        });
       }
       this.timer = setTimeout(check, Math.max(0, nextMinute - clock.now()));
       this.timer.unref();

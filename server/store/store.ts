@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
 import type { ErrorLogEntry, ExecutionLogEntry, User, VariableValues } from 'forge-embed/client';
 import {
+  type ExpressionBuilder,
   Kysely,
   PostgresDialect,
   type Selectable,
@@ -659,39 +660,36 @@ export class Store {
   }
 
   /**
-   * Takes up to `limit` deliveries due at `now` whose lease is free (none, or run out), oldest
-   * first, leasing each to `holder` until `leaseUntil`; answers them with their entries. Each
+   * Takes the oldest delivery due at `now` whose lease is free (none, or run out), leasing it to
+   * `holder` until `leaseUntil`; answers it with its entry, or undefined when none is free. The
    * lease is a conditional update, so of instances racing for a delivery exactly one gets it.
    */
-  async leaseDueDeliveries(now: number, limit: number, holder: string, leaseUntil: number): Promise<PendingDelivery[]> {
+  async leaseNextDelivery(now: number, holder: string, leaseUntil: number): Promise<PendingDelivery | undefined> {
+    const free = (eb: ExpressionBuilder<Tables, 'deliveries'>) =>
+      eb.and([eb('due_at', '<=', now), eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)])]);
+    // A few candidates, so that losing a race for the oldest moves on to the next.
     const candidates = await this.db
       .selectFrom('deliveries')
-      .where('due_at', '<=', now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
       .select(['error_id', 'channel'])
+      .where(free)
       .orderBy('due_at')
-      .limit(limit)
+      .limit(5)
       .execute();
-    const taken: Array<{ error_id: string; channel: string }> = [];
     for (const { error_id, channel } of candidates) {
-      const result = await this.db
+      const leased = await this.db
         .updateTable('deliveries')
         .set({ leased_by: holder, lease_until: leaseUntil })
         .where('error_id', '=', error_id)
         .where('channel', '=', channel)
-        .where('due_at', '<=', now)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+        .where(free)
         .executeTakeFirst();
-      if (result.numUpdatedRows === 1n) taken.push({ error_id, channel });
+      if (leased.numUpdatedRows !== 1n) continue;
+      const [taken] = await this.pendingDeliveries((q) =>
+        q.where('d.error_id', '=', error_id).where('d.channel', '=', channel),
+      );
+      return taken;
     }
-    if (taken.length === 0) return [];
-    return this.pendingDeliveries((q) =>
-      q
-        .where('d.leased_by', '=', holder)
-        .where((eb) =>
-          eb.or(taken.map((t) => eb.and([eb('d.error_id', '=', t.error_id), eb('d.channel', '=', t.channel)]))),
-        ),
-    );
+    return undefined;
   }
 
   /** Deliveries due at `now`, oldest first, each with the entry to send (leased or not). */
