@@ -15,23 +15,27 @@ import type { Row } from './table.js';
 
 export const EXECUTIONS = 100_000;
 const LIMIT = 30;
-/** The first ten pages, what people read, and a page near the end of the log (3,334 pages of 30): 90,000 entries to skip. */
-export const PAGES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 3000];
+/** The first ten pages, what people read; measured apart from the deep page. */
+const FIRST_PAGES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+/** A page near the end of the log (3,334 pages of 30): 89,970 newer entries come before it. */
 const DEEP_PAGE = 3000;
-/** Rows per INSERT while seeding. */
+/** Executions per insert while seeding. */
 const SEED_BATCH = 1_000;
 /** autocannon's default, so the figures read like the usual Node HTTP benchmarks. */
 export const CONNECTIONS = 10;
 const WARM_UP_MS = 1_000;
 export const LOAD_MS = 10_000;
 
+export interface LoadResult {
+  p99Ms: number;
+  rps: number;
+}
+
 export interface LogsResult {
-  logsP99Ms: number;
-  logsRps: number;
-  /** p99 of pages 1–10 together and of page 3000. */
-  p99FirstPagesMs: number;
-  p99DeepPageMs: number;
-  requests: number;
+  /** Pages 1–10, each connection going through them in turn. */
+  firstPages: LoadResult;
+  /** Page 3000 on every connection. */
+  deepPage: LoadResult;
 }
 
 /** Stores EXECUTIONS runs of one child workflow, each with a result per block it reached. */
@@ -43,25 +47,15 @@ async function seed(location: string): Promise<{ childId: string }> {
     const userId = await store.createUser('Bench user', 'bench-logs@example.com');
     const child = await store.createChild(userId, parent.workflowId, {});
     const now = Date.now();
-    await store.transaction(async (tx) => {
-      for (let from = 0; from < EXECUTIONS; from += SEED_BATCH) {
-        const rows = Array.from({ length: Math.min(SEED_BATCH, EXECUTIONS - from) }, (_, k) => {
-          const entry = execution(parent.blocks, now - (from + k) * 60_000, from + k);
-          return {
-            id: entry.executionId,
-            workflow_id: child.id,
-            started_at: entry.startedAt,
-            stopped_at: entry.stoppedAt,
-            finished: 1,
-            results: JSON.stringify(entry.results),
-          };
-        });
-        await tx.db.insertInto('executions').values(rows).execute();
-      }
-    });
+    for (let from = 0; from < EXECUTIONS; from += SEED_BATCH) {
+      const entries = Array.from({ length: Math.min(SEED_BATCH, EXECUTIONS - from) }, (_, k) =>
+        execution(parent.blocks, now - (from + k) * 60_000, from + k),
+      );
+      await store.insertExecutions(child.id, entries);
+    }
     // What PostgreSQL's autovacuum does after a bulk insert: statistics for the planner and the
     // visibility map that lets the page seek read the index alone.
-    if (store.dialect === 'postgres') await sql`VACUUM ANALYZE executions`.execute(store.db);
+    if (store.dialect === 'postgres') await sql`VACUUM ANALYZE`.execute(store.db);
     return { childId: child.id };
   } finally {
     await store.close();
@@ -126,13 +120,16 @@ export async function benchLogs(location: string, apiKey: string, env: Record<st
         path: `${API_PREFIX}/workflow/${childId}/logs?page=${page}&limit=${LIMIT}`,
         headers: { Authorization: `Bearer ${apiKey}` },
       });
-    for (const page of PAGES) {
+    for (const page of [...FIRST_PAGES, DEEP_PAGE]) {
       const { body } = await get(page);
       const count = (JSON.parse(body) as { data: unknown[] }).data.length;
       if (count !== LIMIT) throw new Error(`logs page ${page} answered ${count} entries, expected ${LIMIT}`);
     }
-    await load(get, WARM_UP_MS);
-    return summarise(await load(get, LOAD_MS), LOAD_MS);
+    const measure = async (pages: number[]) => {
+      await load(get, WARM_UP_MS, pages);
+      return summarise(await load(get, LOAD_MS, pages));
+    };
+    return { firstPages: await measure(FIRST_PAGES), deepPage: await measure([DEEP_PAGE]) };
   } finally {
     agent.destroy();
     await service.stop();
@@ -155,11 +152,10 @@ export async function benchWebhookRuns(
 ): Promise<WebhookResult> {
   const sandbox = await startSandbox({ port: 0 });
   const catalog = new Catalog(DEMO_CATALOG);
-  const parent = catalog
-    .list()
-    .find((w) => w.blocks[0]?.type === 'webhook' && !w.blocks.some((b) => b.type === 'condition'))!;
+  const parent = catalog.list().find((w) => w.blocks.map((b) => b.type).join() === 'webhook,variables,http')!;
   const store = await Store.open(location);
   let token: string;
+  let childId: string;
   try {
     const secrets = SecretBox.open(location, env.FORGE_SECRET_KEY);
     const userId = await store.createUser('Bench webhook user', 'bench-webhook@example.com');
@@ -169,7 +165,20 @@ export async function benchWebhookRuns(
         integration.type === 'oauth2' ? { kind: 'oauth2', accessToken: 'bench-token' } : { kind: 'parameters', values };
       await store.saveCredential(userId, integration.name, secrets.seal(secret));
     }
-    token = (await store.createChild(userId, parent.workflowId, {})).webhookToken;
+    // Every variable the user leaves empty gets a value, as the modal would make them set it.
+    const variables = Object.fromEntries(
+      parent.blocks
+        .filter((b) => b.type === 'variables')
+        .map((b) => [
+          b.id,
+          Object.fromEntries(
+            (b.parameters.variables ?? []).filter((v) => v.value === '').map((v) => [v.name, 'bench']),
+          ),
+        ]),
+    );
+    const child = await store.createChild(userId, parent.workflowId, variables);
+    childId = child.id;
+    token = child.webhookToken;
   } finally {
     await store.close();
   }
@@ -188,21 +197,19 @@ export async function benchWebhookRuns(
         port: Number(target.port),
         path: `${API_PREFIX}/hooks/${token}`,
         headers: { 'Content-Type': 'application/json' },
-        body: '{"amount": 120, "currency": "eur"}',
+        body: '{"name": "Ada Lovelace", "email": "ada@example.com", "amount": 120, "currency": "eur"}',
       });
     const first = JSON.parse((await post()).body) as { finished: boolean };
-    if (!first.finished) throw new Error('the webhook run did not finish; the bench measures finished runs');
+    if (!first.finished) {
+      const { errors } = await service.hostApi<{ errors: Array<{ error: string }> }>(
+        'GET',
+        `/workflow/${childId}/errors`,
+      );
+      throw new Error(`The webhook run failed (${errors[0]?.error}); the bench measures finished runs.`);
+    }
     await load(post, WARM_UP_MS);
-    const samples = await load(post, LOAD_MS);
-    return {
-      runsPerSecond: Math.round(samples.length / (LOAD_MS / 1000)),
-      p99Ms: round1(
-        percentile(
-          samples.map((s) => s.ms),
-          99,
-        ),
-      ),
-    };
+    const { rps, p99Ms } = summarise(await load(post, LOAD_MS));
+    return { runsPerSecond: rps, p99Ms };
   } finally {
     agent.destroy();
     await service.stop();
@@ -259,10 +266,16 @@ export const DEEP_PAGE_P99_GOAL_MS = 50;
 export function backendRows(results: BackendResult[]): Row[] {
   return results.flatMap(({ backend, logs, webhook }): Row[] => [
     [
-      `logs on ${backend}`,
-      `p99 ${logs.p99FirstPagesMs} ms (pages 1–10), ${logs.p99DeepPageMs} ms (page ${DEEP_PAGE}); ${logs.logsRps} req/s`,
-      `< ${FIRST_PAGES_P99_GOAL_MS} ms and < ${DEEP_PAGE_P99_GOAL_MS} ms; ${EXECUTIONS.toLocaleString('en')} executions, limit ${LIMIT}, ${CONNECTIONS} connections`,
-      logs.p99FirstPagesMs < FIRST_PAGES_P99_GOAL_MS && logs.p99DeepPageMs < DEEP_PAGE_P99_GOAL_MS,
+      `logs pages 1–10 on ${backend}`,
+      `p99 ${logs.firstPages.p99Ms} ms, ${logs.firstPages.rps} req/s`,
+      `p99 < ${FIRST_PAGES_P99_GOAL_MS} ms; ${EXECUTIONS.toLocaleString('en')} executions, limit ${LIMIT}, ${CONNECTIONS} connections`,
+      logs.firstPages.p99Ms < FIRST_PAGES_P99_GOAL_MS,
+    ],
+    [
+      `logs page ${DEEP_PAGE} on ${backend}`,
+      `p99 ${logs.deepPage.p99Ms} ms, ${logs.deepPage.rps} req/s`,
+      `p99 < ${DEEP_PAGE_P99_GOAL_MS} ms`,
+      logs.deepPage.p99Ms < DEEP_PAGE_P99_GOAL_MS,
     ],
     [
       `webhook runs on ${backend}`,
@@ -274,12 +287,16 @@ export function backendRows(results: BackendResult[]): Row[] {
 
 type Sample = { page: number; ms: number };
 
-async function load(send: (page: number) => Promise<{ ms: number }>, durationMs: number): Promise<Sample[]> {
+async function load(
+  send: (page: number) => Promise<{ ms: number }>,
+  durationMs: number,
+  pages: number[] = [1],
+): Promise<Sample[]> {
   const samples: Sample[] = [];
   const deadline = performance.now() + durationMs;
   const connection = async (offset: number) => {
     for (let i = offset; performance.now() < deadline; i++) {
-      const page = PAGES[i % PAGES.length]!;
+      const page = pages[i % pages.length]!;
       samples.push({ page, ms: (await send(page)).ms });
     }
   };
@@ -287,20 +304,15 @@ async function load(send: (page: number) => Promise<{ ms: number }>, durationMs:
   return samples;
 }
 
-function summarise(samples: Sample[], durationMs: number): LogsResult {
-  const p99 = (of: Sample[]) =>
-    round1(
+function summarise(samples: Sample[]): LoadResult {
+  return {
+    p99Ms: round1(
       percentile(
-        of.map((s) => s.ms),
+        samples.map((s) => s.ms),
         99,
       ),
-    );
-  return {
-    logsP99Ms: p99(samples),
-    logsRps: Math.round(samples.length / (durationMs / 1000)),
-    p99FirstPagesMs: p99(samples.filter((s) => s.page !== DEEP_PAGE)),
-    p99DeepPageMs: p99(samples.filter((s) => s.page === DEEP_PAGE)),
-    requests: samples.length,
+    ),
+    rps: Math.round(samples.length / (LOAD_MS / 1000)),
   };
 }
 

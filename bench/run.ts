@@ -81,7 +81,6 @@ const apiKey = newApiKey();
 try {
   step(`Store on SQLite and PostgreSQL: logs paging at ${EXECUTIONS.toLocaleString('en')} executions, webhook runs`);
   const backends = await benchBackends(workDir, apiKey);
-  const logs = backends[0]!.logs;
   step('Instances: webhook runs on PostgreSQL with one service instance, then two on the same database');
   const instances = await benchInstancesOnPostgres(workDir, apiKey);
   step(
@@ -105,8 +104,6 @@ try {
     list1000ScrollFrameP95Ms: web.list1000ScrollFrameP95Ms,
     list1000ScrollDroppedFrames: web.list1000ScrollDroppedFrames,
     heapGrowthBytesAfter200Opens: web.heapGrowthBytesAfter200Opens,
-    logsP99Ms: logs.logsP99Ms,
-    logsRps: logs.logsRps,
     backends,
     instances,
     workflowListRps: throughput.workflowList.rps,

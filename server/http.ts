@@ -88,7 +88,7 @@ export const databaseUnavailableProblem = () =>
     503,
     'database-unavailable',
     'Database unavailable',
-    'The service cannot reach its database right now, so this request was not carried out. Retry in a few seconds.',
+    'The service cannot reach its database right now, so this request did not complete. Retry it in a few seconds.',
     undefined,
     { 'Retry-After': '5' },
   );

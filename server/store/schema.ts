@@ -3,7 +3,8 @@ import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migrat
 import * as tables from './migrations/0001_tables.js';
 import * as deliveryOutbox from './migrations/0002_delivery_outbox.js';
 import * as oauthGrants from './migrations/0003_oauth_grants.js';
-import * as instances from './migrations/0004_instances.js';
+import * as executionHours from './migrations/0004_execution_hours.js';
+import * as instances from './migrations/0005_instances.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -58,6 +59,8 @@ export interface Tables {
     grant_secret: string;
     expires_at: number;
   };
+  /** Executions per workflow and hour of their start (`2026-11-23T11`): the logs page index. */
+  execution_hours: { workflow_id: string; hour: string; executions: number };
   deliveries: {
     error_id: string;
     channel: string;
@@ -80,7 +83,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0001_tables': tables,
   '0002_delivery_outbox': deliveryOutbox,
   '0003_oauth_grants': oauthGrants,
-  '0004_instances': instances,
+  '0004_execution_hours': executionHours,
+  '0005_instances': instances,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */

@@ -23,6 +23,12 @@ export function newId(): string {
   return time + randomBytes(8).toString('hex');
 }
 
+/** The hour of an ISO 8601 time, `2026-11-23T11`: what the logs page index counts by. */
+const hourOf = (isoTime: string) => isoTime.slice(0, 13);
+/** The first instant of an hour (`hourOf`'s form), or of the one `later` hours after, in ISO 8601. */
+const startOfHour = (hour: string, later: number) =>
+  new Date(Date.parse(`${hour}:00:00.000Z`) + later * 3_600_000).toISOString();
+
 /** The secret part of a webhook URL: 192 random bits. */
 const newWebhookToken = () => randomBytes(24).toString('base64url');
 
@@ -150,6 +156,12 @@ function restrictToOwner(path: string): void {
     if (existsSync(file)) chmodSync(file, 0o600);
   }
 }
+
+/**
+ * Up to this many log entries, a page's start is found by stepping through the index (about
+ * 0.2 ms per 1,000 entries on SQLite); past it, through the hour counts.
+ */
+const INDEX_SKIP_LIMIT = 1_000;
 
 /** How many prepared statements a SQLite database keeps; the store's SQL is a far smaller fixed set. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -553,17 +565,41 @@ export class Store {
   // Execution logs and error logs ---------------------------------------------------------
 
   async insertExecution(workflowId: string, entry: ExecutionLogEntry): Promise<void> {
-    await this.db
-      .insertInto('executions')
-      .values({
-        id: entry.executionId,
-        workflow_id: workflowId,
-        started_at: entry.startedAt,
-        stopped_at: entry.stoppedAt,
-        finished: entry.finished ? 1 : 0,
-        results: JSON.stringify(entry.results),
-      })
-      .execute();
+    await this.insertExecutions(workflowId, [entry]);
+  }
+
+  /** Stores runs of one workflow, and counts them in the hours that index the logs pages. */
+  async insertExecutions(workflowId: string, entries: ExecutionLogEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const perHour = new Map<string, number>();
+    for (const entry of entries) {
+      const hour = hourOf(entry.startedAt);
+      perHour.set(hour, (perHour.get(hour) ?? 0) + 1);
+    }
+    await this.transaction(async (tx) => {
+      await tx.db
+        .insertInto('executions')
+        .values(
+          entries.map((entry) => ({
+            id: entry.executionId,
+            workflow_id: workflowId,
+            started_at: entry.startedAt,
+            stopped_at: entry.stoppedAt,
+            finished: entry.finished ? 1 : 0,
+            results: JSON.stringify(entry.results),
+          })),
+        )
+        .execute();
+      await tx.db
+        .insertInto('execution_hours')
+        .values([...perHour].map(([hour, executions]) => ({ workflow_id: workflowId, hour, executions })))
+        .onConflict((oc) =>
+          oc.columns(['workflow_id', 'hour']).doUpdateSet({
+            executions: (eb) => eb('execution_hours.executions', '+', eb.ref('excluded.executions')),
+          }),
+        )
+        .execute();
+    });
   }
 
   async listExecutions(
@@ -572,22 +608,54 @@ export class Store {
     limit: number,
     order: 'asc' | 'desc',
   ): Promise<ExecutionLogEntry[]> {
-    // A deep page is found in two steps: the first entry of the page is sought in the index alone
-    // (workflow_id, started_at, id: it skips index entries, never whole rows), then the page is
-    // read from there on. OFFSET over the full rows would read every skipped row's results.
-    const first = this.db
+    const offset = (page - 1) * limit;
+    // The page's first entry is sought in the index alone (workflow_id, started_at, id), then
+    // the page is read from there on: skipped entries cost an index step, never a row read.
+    let first = this.db
       .selectFrom('executions')
       .select(['started_at', 'id'])
       .where('workflow_id', '=', workflowId)
       .orderBy('started_at', order)
       .orderBy('id', order)
-      .limit(1)
-      .offset((page - 1) * limit);
+      .limit(1);
+    if (offset < INDEX_SKIP_LIMIT) first = first.offset(offset);
+    else {
+      // A deep page: the hour counts give the hour that holds its first entry and how many
+      // entries come before that hour, so only the entries of that hour are skipped.
+      const hour = await this.db
+        .selectFrom((qb) =>
+          qb
+            .selectFrom('execution_hours')
+            .select([
+              'hour',
+              'executions',
+              sql<number>`SUM(executions) OVER (ORDER BY hour ${sql.raw(order === 'desc' ? 'DESC' : 'ASC')})`.as(
+                'through',
+              ),
+            ])
+            .where('workflow_id', '=', workflowId)
+            .as('hours'),
+        )
+        .select(['hour', sql<number>`through - executions`.as('before')])
+        .where('through', '>', offset)
+        .orderBy('hour', order)
+        .limit(1)
+        .executeTakeFirst();
+      if (!hour) return [];
+      first = first
+        // Whole times, compared with whole times: before the next hour, or from the hour on.
+        .where(
+          'started_at',
+          order === 'desc' ? '<' : '>=',
+          order === 'desc' ? startOfHour(hour.hour, 1) : startOfHour(hour.hour, 0),
+        )
+        .offset(offset - Number(hour.before));
+    }
     const rows = await this.db
       .selectFrom('executions')
       .select(['id', 'started_at', 'stopped_at', 'finished', 'results'])
       .where('workflow_id', '=', workflowId)
-      .where(sql<boolean>`(started_at, id) ${sql.raw(order === 'desc' ? '<=' : '>=')} (${first})`)
+      .where(sql<boolean>`(started_at, id) ${sql.raw(order === 'desc' ? '<=' : '>=')} ${first}`)
       .orderBy('started_at', order)
       .orderBy('id', order)
       .limit(limit)
