@@ -107,6 +107,9 @@ export class AuthKeys {
     secrets: SecretBox,
     clock: Clock = systemClock,
   ): Promise<{ kid: string; retired: string[]; dropped: string[] }> {
+    // A database an older version wrote keeps its one key in a setting: it joins the ring first,
+    // so that it is what this rotation retires (and a later start does not make it current again).
+    await ensureSigningKey(store, secrets, clock);
     const dropped = await dropExpiredKeys(store, clock);
     const retired = (await store.listSigningKeys()).filter((k) => k.retiredAt === null).map((k) => k.kid);
     const kid = await addNewKey(store, secrets, clock);
