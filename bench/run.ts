@@ -15,6 +15,7 @@ import {
   SCROLL_STEPS,
   TOGGLE_RUNS,
 } from './browser.js';
+import { benchInstancesOnPostgres, instancesRow } from './instances.js';
 import { backendRows, benchBackends, EXECUTIONS } from './logs.js';
 import { type PeerSize, peerSizes } from './peers.js';
 import { newApiKey } from './service.js';
@@ -105,6 +106,8 @@ const apiKey = newApiKey();
 try {
   step(`Store on SQLite and PostgreSQL: logs paging at ${EXECUTIONS.toLocaleString('en')} executions, webhook runs`);
   const backends = await benchBackends(workDir, apiKey);
+  step('Instances: webhook runs on PostgreSQL with one service instance, then two on the same database');
+  const instances = await benchInstancesOnPostgres(workDir, apiKey);
   step(
     `Service throughput: GET /workflow and GET /setup for ${THROUGHPUT_SECONDS} s each, ${INSTALLS.toLocaleString('en')} installs, ${THROUGHPUT_CONNECTIONS} connections`,
   );
@@ -136,6 +139,7 @@ try {
     list1000ScrollDroppedFrames: web.list1000ScrollDroppedFrames,
     heapGrowthBytesAfter1000Opens: web.heapGrowthBytesAfter1000Opens,
     backends,
+    instances,
     workflowListRps: throughput.workflowList.rps,
     workflowListP99Ms: throughput.workflowList.p99Ms,
     setupRps: throughput.setup.rps,
@@ -219,6 +223,7 @@ try {
     ),
     under('heapGrowthBytesAfter1000Opens', web.heapGrowthBytesAfter1000Opens, HEAP_GROWTH_BUDGET, bytes, 'no leak'),
     ...backendRows(backends),
+    instancesRow(instances),
     ...(
       [
         ['workflowList', throughput.workflowList, 'GET /workflow'],
