@@ -124,7 +124,7 @@ const forgeCommands = {
       case 'connect':
         // Stands in for a finished OAuth popup or parameter form: the user's credential is stored.
         for (const integration of args.integrations) {
-          service.store.saveCredential(args.userId, integration, service.secrets.seal({ kind: 'test' }));
+          await service.store.saveCredential(args.userId, integration, service.secrets.seal({ kind: 'test' }));
         }
         return true;
       default:

@@ -84,7 +84,7 @@ export async function benchBrowser(workDir: string, apiKey: string, cdnBundle: s
 
 async function modalPhase(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
   const db = join(workDir, 'modal.db');
-  const { userId, parentId } = seedModalUser(db);
+  const { userId, parentId } = await seedModalUser(db);
   const service = await spawnService({ db, apiKey, allowedOrigins: [host.origin] });
   host.service = service;
   const config = { apiBase: service.url, tokenUrl: host.tokenUrl(userId), workflowId: parentId };
@@ -132,7 +132,7 @@ async function modalPhase(workDir: string, apiKey: string, host: BenchHost, brow
 async function listService(workDir: string, apiKey: string, host: BenchHost, rows: number) {
   const catalog = writeLargeCatalog(workDir, rows);
   const db = join(workDir, `list-${rows}.db`);
-  const userId = seedListUser(db, catalog);
+  const userId = await seedListUser(db, catalog);
   const service = await spawnService({ db, apiKey, catalog, allowedOrigins: [host.origin] });
   host.service = service;
   return { service, config: { apiBase: service.url, tokenUrl: host.tokenUrl(userId), rows } };

@@ -15,7 +15,8 @@ import {
   SCROLL_STEPS,
   TOGGLE_RUNS,
 } from './browser.js';
-import { benchLogs, CONNECTIONS, EXECUTIONS, LOAD_MS, PAGES } from './logs.js';
+import { benchInstancesOnPostgres, instancesRow } from './instances.js';
+import { backendRows, benchBackends, EXECUTIONS } from './logs.js';
 import { type PeerSize, peerSizes } from './peers.js';
 import { newApiKey } from './service.js';
 import { buildFloor, cdnBundlePath, cdnSizes, sizesOf } from './size.js';
@@ -103,8 +104,10 @@ try {
 const workDir = mkdtempSync(join(tmpdir(), 'forge-bench-'));
 const apiKey = newApiKey();
 try {
-  step(`Logs: ${EXECUTIONS.toLocaleString('en')} executions, ${CONNECTIONS} connections for ${LOAD_MS / 1000} s`);
-  const logs = await benchLogs(workDir, apiKey);
+  step(`Store on SQLite and PostgreSQL: logs paging at ${EXECUTIONS.toLocaleString('en')} executions, webhook runs`);
+  const backends = await benchBackends(workDir, apiKey);
+  step('Instances: webhook runs on PostgreSQL with one service instance, then two on the same database');
+  const instances = await benchInstancesOnPostgres(workDir, apiKey);
   step(
     `Service throughput: GET /workflow and GET /setup for ${THROUGHPUT_SECONDS} s each, ${INSTALLS.toLocaleString('en')} installs, ${THROUGHPUT_CONNECTIONS} connections`,
   );
@@ -135,8 +138,8 @@ try {
     list1000ScrollFrameP95Ms: web.list1000ScrollFrameP95Ms,
     list1000ScrollDroppedFrames: web.list1000ScrollDroppedFrames,
     heapGrowthBytesAfter1000Opens: web.heapGrowthBytesAfter1000Opens,
-    logsP99Ms: logs.logsP99Ms,
-    logsRps: logs.logsRps,
+    backends,
+    instances,
     workflowListRps: throughput.workflowList.rps,
     workflowListP99Ms: throughput.workflowList.p99Ms,
     setupRps: throughput.setup.rps,
@@ -219,8 +222,8 @@ try {
       "optimistic: shown before the service's confirmation",
     ),
     under('heapGrowthBytesAfter1000Opens', web.heapGrowthBytesAfter1000Opens, HEAP_GROWTH_BUDGET, bytes, 'no leak'),
-    ['logsP99Ms', ms(logs.logsP99Ms), `p99 page ${PAGES.map((p) => `${p}: ${ms(logs.p99ByPage[p]!)}`).join(', ')}`],
-    ['logsRps', `${logs.logsRps} req/s`, `${logs.requests.toLocaleString('en')} requests in ${LOAD_MS / 1000} s`],
+    ...backendRows(backends),
+    instancesRow(instances),
     ...(
       [
         ['workflowList', throughput.workflowList, 'GET /workflow'],

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -5,10 +7,12 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, 
 import FindMyWay from 'find-my-way';
 import { AuthKeys, type Principal } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
+import type { Clock } from './clock.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import {
   badRequest,
+  databaseUnavailableProblem,
   forbidden,
   HttpProblem,
   internalError,
@@ -33,7 +37,7 @@ import { registerWorkflows } from './routes/workflows.js';
 import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { ProblemSchema, ref, SHARED_SCHEMAS } from './schemas.js';
 import { SecretBox } from './secrets.js';
-import { Store } from './store/store.js';
+import { databaseUnavailable, Store } from './store/store.js';
 import { API_PREFIX } from './views.js';
 
 /**
@@ -89,6 +93,11 @@ export interface ServiceOptions {
   rateLimits?: RateLimits;
   /** How long an OAuth grant waits for the element's confirmation, in ms. Default 5 minutes. */
   oauthGrantTtlMs?: number;
+  /**
+   * What "now" is for scheduled minutes, token lifetimes, signing-key retirement, delivery leases
+   * and rate-limit windows. Default: the system clock; tests pass one they control.
+   */
+  clock?: Clock;
 }
 
 export interface ServiceDeps {
@@ -145,8 +154,10 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const dbPath = options.db ?? 'forge.db';
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
-  const store = new Store(dbPath);
-  const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey);
+  const store = await Store.open(dbPath);
+  const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
+  // Names this process in the claims and leases it takes, so a row says which instance holds it.
+  const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const deps: ServiceDeps = {
     store,
     catalog,
@@ -154,7 +165,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     secrets,
     allowedOrigins: options.allowedOrigins ?? [],
     allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
-    limits: new RateLimiter(options.rateLimits),
+    limits: new RateLimiter(store, options.rateLimits, options.clock),
     oauthGrantTtlMs: options.oauthGrantTtlMs,
   };
   const delivery = new Delivery({
@@ -162,6 +173,8 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     secrets,
     ...options.delivery,
     allowPrivateTargets: deps.allowPrivateWebhooks,
+    instanceId,
+    clock: options.clock,
     log: options.log,
   });
   const engine = new Engine({
@@ -171,6 +184,8 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     delivery,
     env: { SANDBOX_URL: (options.sandboxUrl ?? DEFAULT_SANDBOX_URL).replace(/\/+$/, '') },
     httpTimeoutMs: options.httpTimeoutMs,
+    instanceId,
+    clock: options.clock,
     log: options.log,
   });
 
@@ -339,6 +354,11 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
         `The request URL is longer than ${MAX_URL_LENGTH} characters. Send large values in a JSON body instead.`,
       );
     }
+    // No id, token or value of the service holds a NUL character, and PostgreSQL cannot even
+    // compare text with one: refused alike on both backends.
+    if (/%00/.test(request.url)) {
+      throw badRequest('The URL holds a NUL character (%00), which no id, token or value of the service contains.');
+    }
     const access = request.routeOptions.config.access ?? 'public';
     if (access === 'public') return;
     request.principal = await authenticate(deps, request, access);
@@ -366,6 +386,10 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
 
   app.setErrorHandler((error, request, reply) => {
     let problem = problemOf(error);
+    if (!problem && databaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unreachable');
+      problem = databaseUnavailableProblem();
+    }
     if (!problem) {
       // Never leak internals: the log gets the error, the caller a problem document.
       request.log.error({ err: error }, 'request failed');
@@ -445,7 +469,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   await app.listen({ port: options.port ?? 4010, host: options.host ?? '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
   // Entries a previous run could not deliver go out now.
-  delivery.start();
+  await delivery.start();
   if (options.scheduler !== false) engine.startScheduler();
   let closing: Promise<void> | undefined;
   return {
@@ -457,7 +481,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         await app.close();
         await engine.stop();
         await delivery.stop();
-        store.close();
+        await store.close();
       })();
       return closing;
     },
@@ -573,7 +597,8 @@ function withProblems(schema: Record<string, unknown> | undefined, access: Acces
     content: { 'application/problem+json': { schema: problem } },
   };
   response['5xx'] ??= {
-    description: 'The service failed; the problem document says nothing of its internals.',
+    description:
+      'The service failed (500; the problem document says nothing of its internals), or cannot reach its database right now (503, with Retry-After: retry then).',
     content: { 'application/problem+json': { schema: problem } },
   };
   const security =

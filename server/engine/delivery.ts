@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ErrorLogEntry } from 'forge-embed/client';
+import { type Clock, systemClock } from '../clock.js';
 import type { SecretBox } from '../secrets.js';
 import type { PendingDelivery, Store } from '../store/store.js';
 import { sendToEventBus } from './event-bus.js';
@@ -12,9 +13,11 @@ import { privateTargetReason, publicOnlyLookup } from './public-address.js';
  * Delivers error log entries to the host: a POST of the entry to the error webhook URL, and an
  * event on the event bus. Each entry waits in the outbox table (one row per channel) until its
  * channel accepted it, so a receiver that is down gets everything once it is back, also after a
- * restart of the service. Failed attempts are retried with exponential backoff. Attempts run
- * one at a time, so an entry is never sent twice at once; a receiver that answered 2xx is not
- * sent that entry again (a lost answer does mean a resend: dedupe on `_id` if that matters).
+ * restart of the service. Failed attempts are retried with exponential backoff. An instance
+ * leases a delivery in the database before attempting it, so of several instances one attempts
+ * it at a time; an instance that dies mid-attempt leaves it to another once the lease runs out.
+ * A receiver that answered 2xx is not sent that entry again (a lost answer, or an instance killed
+ * between the receiver's 2xx and the outbox update, does mean a resend: dedupe on `_id`).
  */
 
 export interface DeliveryOptions {
@@ -26,14 +29,23 @@ export interface DeliveryOptions {
   timeoutMs?: number;
   /** Deliver to loopback and private addresses too (`allowPrivateWebhooks`). */
   allowPrivateTargets?: boolean;
+  /** This process among the instances that share the database; leases name it. */
+  instanceId: string;
+  /** What "now" is for due times and leases. Default: the system clock. */
+  clock?: Clock;
   log?: (line: string) => void;
 }
 
 /** 1 s, 2 s, 4 s, … up to 10 minutes between attempts. */
 export const defaultBackoff = (attempt: number) => Math.min(1000 * 2 ** (attempt - 1), 10 * 60 * 1000);
 
-/** Rows read from the outbox per query. */
-const BATCH = 50;
+/** How long deliveries wait before looking again when the database did not answer. */
+const STORE_RETRY_MS = 5_000;
+/**
+ * How much longer than an attempt's timeout a lease lasts: the margin covers the database
+ * writes around the attempt, so a live instance's lease never runs out under it.
+ */
+const LEASE_MARGIN_MS = 20_000;
 
 export class Delivery {
   private readonly store: Store;
@@ -42,6 +54,9 @@ export class Delivery {
   private readonly timeoutMs: number;
   private readonly allowPrivateTargets: boolean;
   private readonly log: (line: string) => void;
+  private readonly instanceId: string;
+  private readonly clock: Clock;
+  private stopWatchingClock: () => void = () => {};
   private readonly shutdown = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<void> | undefined;
@@ -54,21 +69,24 @@ export class Delivery {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.allowPrivateTargets = options.allowPrivateTargets ?? false;
     this.log = options.log ?? (() => {});
+    this.instanceId = options.instanceId;
+    this.clock = options.clock ?? systemClock;
   }
 
   /**
    * Puts an entry in the outbox of every channel that is on. Call it inside the transaction
    * that stores the entry, so the two are saved together or not at all; then `kick()`.
    */
-  enqueue(entry: ErrorLogEntry): void {
-    for (const channel of activeChannels(loadHostSettings(this.store))) {
-      this.store.enqueueDelivery(entry._id, channel, Date.now());
+  async enqueue(entry: ErrorLogEntry, tx: Store): Promise<void> {
+    for (const channel of activeChannels(await loadHostSettings(tx))) {
+      await tx.enqueueDelivery(entry._id, channel, this.clock.now());
     }
   }
 
   /** Starts delivering, beginning with whatever waited from before a restart, without waiting out its backoff. */
-  start(): void {
-    this.store.retryDeliveriesNow();
+  async start(): Promise<void> {
+    await this.store.retryDeliveriesNow();
+    this.stopWatchingClock = this.clock.onJump(() => this.kick());
     this.kick();
   }
 
@@ -80,46 +98,70 @@ export class Delivery {
       return;
     }
     clearTimeout(this.timer);
-    this.pass = this.deliverDue().finally(() => {
-      this.pass = undefined;
-      this.scheduleNext();
-    });
+    let storeFailed = false;
+    const paused = (error: unknown) => {
+      storeFailed = true;
+      this.log(
+        `deliveries paused: the database did not answer (${(error as Error).message}); trying again in ${STORE_RETRY_MS} ms`,
+      );
+    };
+    this.pass = this.deliverDue()
+      .catch(paused)
+      .finally(() => {
+        this.pass = undefined;
+        // Nothing is lost while the database is away: the outbox is in it, so wait and look again.
+        if (storeFailed) return this.wakeIn(STORE_RETRY_MS);
+        this.scheduleNext().catch((error) => {
+          paused(error);
+          this.wakeIn(STORE_RETRY_MS);
+        });
+      });
   }
 
   /** Stops the timer and cuts short an attempt in flight; its entry stays in the outbox. */
   async stop(): Promise<void> {
     this.shutdown.abort();
+    this.stopWatchingClock();
     clearTimeout(this.timer);
     await this.pass;
   }
 
-  private scheduleNext(): void {
+  private async scheduleNext(): Promise<void> {
     if (this.shutdown.signal.aborted) return;
-    const next = this.store.nextDeliveryDueAt();
-    if (next === undefined) return;
-    this.timer = setTimeout(() => this.kick(), Math.max(0, next - Date.now()));
+    const next = await this.store.nextDeliveryDueAt();
+    if (next !== undefined) this.wakeIn(next - this.clock.now());
+  }
+
+  private wakeIn(ms: number): void {
+    if (this.shutdown.signal.aborted) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.kick(), Math.max(0, ms));
     this.timer.unref();
   }
 
+  /**
+   * Attempts what is due, one delivery at a time, each leased just before its attempt, so that
+   * no entry waits under this instance's lease while others are attempted.
+   */
   private async deliverDue(): Promise<void> {
     do {
       this.passAgain = false;
-      const due = this.store.dueDeliveries(Date.now(), BATCH);
-      for (const delivery of due) {
-        if (this.shutdown.signal.aborted) return;
-        await this.attempt(delivery);
+      while (!this.shutdown.signal.aborted) {
+        const now = this.clock.now();
+        const next = await this.store.leaseNextDelivery(now, this.instanceId, now + this.timeoutMs + LEASE_MARGIN_MS);
+        if (!next) break;
+        await this.attempt(next);
       }
-      if (due.length === BATCH) this.passAgain = true;
     } while (this.passAgain && !this.shutdown.signal.aborted);
   }
 
   private async attempt({ channel, attempts, entry }: PendingDelivery): Promise<void> {
-    const settings = loadHostSettings(this.store);
+    const settings = await loadHostSettings(this.store);
     const signal = AbortSignal.any([this.shutdown.signal, AbortSignal.timeout(this.timeoutMs)]);
     try {
       if (channel === 'webhook' && settings.errorWebhookUrl) {
         await postEntry(settings.errorWebhookUrl, entry, {
-          secret: errorWebhookSecret(this.store, this.secrets),
+          secret: await errorWebhookSecret(this.store, this.secrets),
           allowPrivateTargets: this.allowPrivateTargets,
           signal,
         });
@@ -128,12 +170,13 @@ export class Delivery {
         await sendToEventBus(settings.eventBus, keys, entry, signal);
       }
       // Delivered, or its channel was switched off since: either way it leaves the outbox.
-      this.store.finishDelivery(entry._id, channel);
+      await this.store.finishDelivery(entry._id, channel);
     } catch (error) {
-      if (this.shutdown.signal.aborted) return;
+      // Stopping: the entry stays in the outbox, free for any instance at once.
+      if (this.shutdown.signal.aborted) return this.store.releaseDelivery(entry._id, channel);
       const reason = describe(error, this.timeoutMs, signal);
       const retryIn = this.backoff(attempts + 1);
-      this.store.postponeDelivery(entry._id, channel, attempts + 1, Date.now() + retryIn, reason);
+      await this.store.postponeDelivery(entry._id, channel, attempts + 1, this.clock.now() + retryIn, reason);
       this.log(`delivery of error ${entry._id} to the ${channel} failed (${reason}); retry in ${retryIn} ms`);
     }
   }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningService, type ServiceOptions, startService } from '../../server/app.js';
 import { type RunningSandbox, startSandbox } from '../../server/sandbox.js';
+import { testDatabase } from './backend.js';
 
 /** Shared set-up of the engine tests: a catalog made for them, the service, the sandbox. */
 
@@ -155,15 +156,16 @@ export interface Harness {
 
 export async function startHarness(options: ServiceOptions = {}): Promise<Harness> {
   const sandbox = await startSandbox({ port: 0 });
+  const { db, drop } = await testDatabase(options.db);
   const service = await startService({
     port: 0,
-    db: ':memory:',
     catalog: writeTestCatalog(),
     sandboxUrl: sandbox.url,
     scheduler: false,
     // The receivers of error deliveries listen on loopback.
     allowPrivateWebhooks: true,
     ...options,
+    db,
   });
   const api = async (method: string, path: string, body?: unknown, credential = service.apiKey!) => {
     const response = await fetch(`${service.url}/forge/2021-12${path}`, {
@@ -183,6 +185,7 @@ export async function startHarness(options: ServiceOptions = {}): Promise<Harnes
     async close() {
       await service.close();
       await sandbox.close();
+      await drop?.();
     },
   };
 }
@@ -207,7 +210,7 @@ export async function newUser(h: Harness) {
         );
         const sealed =
           integration.type === 'oauth2' ? { kind: 'oauth2', accessToken: 'access' } : { kind: 'parameters', values };
-        h.service.store.saveCredential(userId, integration.name, h.service.secrets.seal(sealed));
+        await h.service.store.saveCredential(userId, integration.name, h.service.secrets.seal(sealed));
       }
       const installed = await h.api('POST', `/workflow/${parentId}/install`, variables ? { variables } : {}, token);
       if (installed.status !== 201) throw new Error(`install failed: ${JSON.stringify(installed.body)}`);
@@ -218,7 +221,7 @@ export async function newUser(h: Harness) {
 
 /** POSTs to a child workflow's webhook URL, as a webhook sender would. */
 export async function sendWebhook(h: Harness, childId: string, payload: unknown) {
-  const url = h.service.url + '/forge/2021-12/hooks/' + h.service.store.getChild(childId)!.webhookToken;
+  const url = h.service.url + '/forge/2021-12/hooks/' + (await h.service.store.getChild(childId))!.webhookToken;
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -291,10 +294,10 @@ function orGiveUp(promise: Promise<void>, what: () => string): Promise<void> {
 }
 
 /** Resolves when `check` holds, looking again every few milliseconds. */
-export function until(check: () => boolean, what = check.toString()): Promise<void> {
+export function until(check: () => boolean | Promise<boolean>, what = check.toString()): Promise<void> {
   let stop = false;
   const poll = async () => {
-    while (!check() && !stop) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (!(await check()) && !stop) await new Promise((resolve) => setTimeout(resolve, 10));
   };
   return orGiveUp(poll(), () => what).finally(() => {
     stop = true;

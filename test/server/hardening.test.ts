@@ -16,6 +16,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { startService } from '../../server/app.js';
 import { generateApiKey, TOKEN_AUDIENCE, TOKEN_ISSUER } from '../../server/auth.js';
 import { isPublicAddress } from '../../server/engine/public-address.js';
+import { sqliteOnly } from './backend.js';
 import { assertProblem, TestService } from './support.js';
 
 let dir: string;
@@ -68,9 +69,9 @@ class Capture {
 }
 
 /** Waits for `check` to hold (a delivery arriving in the background), failing after 10 s. */
-async function eventually(check: () => boolean, what: string): Promise<void> {
+async function eventually(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) assert.fail(`gave up waiting: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -142,7 +143,7 @@ function writeCatalog(): string {
 }
 
 describe('item 4 and 13: data at rest', () => {
-  test('the database, its -wal and -shm are readable by their owner only', async () => {
+  test('the database, its -wal and -shm are readable by their owner only', { skip: sqliteOnly }, async () => {
     const db = join(dir, 'modes.db');
     const forge = await TestService.start({ db });
     try {
@@ -156,7 +157,9 @@ describe('item 4 and 13: data at rest', () => {
     }
   });
 
-  test('the file holds neither the token-signing private key nor the generated API key', async () => {
+  test('the file holds neither the token-signing private key nor the generated API key', {
+    skip: sqliteOnly,
+  }, async () => {
     const db = join(dir, 'secrets.db');
     const forge = await TestService.start({ db });
     const apiKey = forge.apiKey;
@@ -187,9 +190,9 @@ describe('item 4 and 13: data at rest', () => {
     const legacyKey = generateApiKey();
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     const legacyJwk = { ...(await exportJWK(privateKey)), kid: 'legacy-key' };
-    first.store.db.prepare('DELETE FROM settings WHERE key = ?').run('apiKeyHash');
-    first.store.setSetting('apiKey', legacyKey);
-    first.store.setSetting('signingKey', JSON.stringify(legacyJwk));
+    await first.store.deleteSetting('apiKeyHash');
+    await first.store.setSetting('apiKey', legacyKey);
+    await first.store.setSetting('signingKey', JSON.stringify(legacyJwk));
     await first.close();
 
     const again = await TestService.start({ db });
@@ -221,7 +224,7 @@ describe('item 4 and 13: data at rest', () => {
     }
   });
 
-  test('a key file beside the database that others can read or write is refused', async () => {
+  test('a key file beside the database that others can read or write is refused', { skip: sqliteOnly }, async () => {
     const db = join(dir, 'loose.db');
     const forge = await TestService.start({ db });
     await forge.close();
@@ -328,7 +331,9 @@ describe('with one service', () => {
     assertProblem(await forge.asUser(token, 'POST', `/workflow/${childId}/rotateWebhook`), 403);
   });
 
-  test('item 11: DELETE /user erases the e-mail, payloads and webhook token from the file', async () => {
+  test('item 11: DELETE /user erases the e-mail, payloads and webhook token from the file', {
+    skip: sqliteOnly,
+  }, async () => {
     const db = join(dir, 'erase.db');
     const onDisk = await TestService.start({ db, catalog: writeCatalog(), sandboxUrl: sandbox.url });
     try {
@@ -514,8 +519,11 @@ describe('item 7 and 9: the error webhook', () => {
       const set = await forge.asHost('PUT', '/settings', { errorWebhookUrl: `http://${name}:${port}/errors` });
       assert.equal(set.status, 200, set.text);
       await forge.request('POST', hook, { json: {} });
-      await eventually(() => forge.store.deliveryBacklog('webhook').lastError !== null, 'the refusal recorded');
-      assert.match(forge.store.deliveryBacklog('webhook').lastError!, /private address/);
+      await eventually(
+        async () => (await forge.store.deliveryBacklog('webhook')).lastError !== null,
+        'the refusal recorded',
+      );
+      assert.match((await forge.store.deliveryBacklog('webhook')).lastError!, /private address/);
       assert.equal(receiver.requests.length, 0);
     } finally {
       await forge.close();
@@ -544,7 +552,10 @@ describe('item 7 and 9: the error webhook', () => {
       await forge.asHost('PUT', '/settings', { errorWebhookUrl: `${redirecting.url}/errors` });
       await forge.request('POST', hook, { json: {} });
       await eventually(() => redirecting.requests.length === 1, 'the first attempt');
-      await eventually(() => forge.store.deliveryBacklog('webhook').lastError !== null, 'the failure recorded');
+      await eventually(
+        async () => (await forge.store.deliveryBacklog('webhook')).lastError !== null,
+        'the failure recorded',
+      );
       assert.equal(final.requests.length, 0, 'the redirect was followed');
       const settings = await forge.asHost('GET', '/settings');
       assert.match(settings.body.deliveries.webhook.lastError, /307/);

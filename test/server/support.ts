@@ -15,6 +15,7 @@ import { type RunningService, type ServiceOptions, startService } from '../../se
 import { TOKEN_AUDIENCE, TOKEN_ISSUER } from '../../server/auth.js';
 import { DEMO_CATALOG } from '../../server/paths.js';
 import type { ExecutionLogEntry, Integration, Variable } from '../../src/api/types.js';
+import { testDatabase } from './backend.js';
 import { OpenApiCheck } from './openapi-check.js';
 
 export const API = '/forge/2021-12';
@@ -113,6 +114,7 @@ export class TestService {
     /** Every answer `request` sees is checked against the service's OpenAPI document. */
     readonly openApi: OpenApiCheck,
     private readonly knownApiKey?: string,
+    private readonly dropDatabase?: () => Promise<void>,
   ) {}
 
   /**
@@ -120,15 +122,16 @@ export class TestService {
    * service keeps only its hash, so it cannot tell it again).
    */
   static async start(options: ServiceOptions = {}, knownApiKey?: string): Promise<TestService> {
+    const { db, drop } = await testDatabase(options.db);
     const service = await startService({
       port: 0,
-      db: ':memory:',
       allowedOrigins: [APP_ORIGIN, ADMIN_ORIGIN],
       // Tests run workflows themselves; a minute timer would only add noise.
       scheduler: false,
       ...options,
+      db,
     });
-    return new TestService(service, await OpenApiCheck.load(service.url), knownApiKey);
+    return new TestService(service, await OpenApiCheck.load(service.url), knownApiKey, drop);
   }
 
   get url(): string {
@@ -145,8 +148,9 @@ export class TestService {
     return this.service.store;
   }
 
-  close(): Promise<void> {
-    return this.service.close();
+  async close(): Promise<void> {
+    await this.service.close();
+    await this.dropDatabase?.();
   }
 
   /** A request to `path` under the API prefix, or to an absolute URL. Redirects are not followed. */
@@ -204,8 +208,8 @@ export class TestService {
    * Stores a credential for the integration directly, as a finished OAuth flow or a saved
    * parameters form would (both have their own tests over HTTP).
    */
-  connect(userId: string, integration: string): void {
-    this.store.saveCredential(userId, integration, this.service.secrets.seal({ kind: 'test' }));
+  async connect(userId: string, integration: string): Promise<void> {
+    await this.store.saveCredential(userId, integration, this.service.secrets.seal({ kind: 'test' }));
   }
 
   /** Connects what the parent needs and installs it for the token's user; answers the child id. */
@@ -215,7 +219,7 @@ export class TestService {
     parent: DemoWorkflow = sample.parent,
     variables?: Record<string, Record<string, string | number>>,
   ): Promise<string> {
-    for (const integration of parent.integrations) this.connect(userId, integration);
+    for (const integration of parent.integrations) await this.connect(userId, integration);
     const answer = await this.asUser(
       token,
       'POST',
@@ -233,7 +237,7 @@ export class TestService {
   }
 
   /** Stores an execution of a child workflow, as the engine would after a run. */
-  seedExecution(childId: string, startedAt: Date, finished = true): ExecutionLogEntry {
+  async seedExecution(childId: string, startedAt: Date, finished = true): Promise<ExecutionLogEntry> {
     const stoppedAt = new Date(startedAt.getTime() + 250).toISOString();
     const entry: ExecutionLogEntry = {
       executionId: randomUUID(),
@@ -249,7 +253,7 @@ export class TestService {
         },
       ],
     };
-    this.store.insertExecution(childId, entry);
+    await this.store.insertExecution(childId, entry);
     return entry;
   }
 
@@ -274,7 +278,7 @@ export class TestService {
     aud?: string;
     kid?: string;
   }): Promise<string> {
-    const jwk = this.signingJwk();
+    const jwk = await this.signingJwk();
     return new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: claims.kid ?? jwk.kid!, typ: 'JWT' })
       .setSubject(claims.sub)
@@ -285,16 +289,16 @@ export class TestService {
       .sign(await importJWK(jwk, 'ES256'));
   }
 
-  /** The service's token-signing key, which the database keeps sealed. */
-  private signingJwk(): JWK {
-    const stored = this.store.getSetting('signingKey')!;
-    return stored.startsWith('{') ? (JSON.parse(stored) as JWK) : this.service.secrets.open<JWK>(stored);
+  /** The service's current token-signing key, which the database keeps sealed in its key ring. */
+  private async signingJwk(): Promise<JWK> {
+    const current = (await this.store.listSigningKeys()).find((k) => k.retiredAt === null)!;
+    return { ...this.service.secrets.open<JWK>(current.sealedKey), kid: current.kid };
   }
 
   /** A well-formed, unexpired user token signed with a key that is not the service's. */
   async signedByStranger(sub: string): Promise<string> {
     const { privateKey } = await generateKeyPair('ES256');
-    const jwk = this.signingJwk();
+    const jwk = await this.signingJwk();
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: jwk.kid!, typ: 'JWT' })

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { sql } from 'kysely';
 import {
   APP_ORIGIN,
   assertKeys,
@@ -30,6 +31,21 @@ describe('POST /user', () => {
       assert.equal(typeof answer.body.userId, 'string');
     }
     assert.notEqual(first.body.userId, second.body.userId);
+  });
+
+  test('a NUL character in the name or e-mail is a 400 naming the field, on every backend', async () => {
+    const named = await forge.asHost('POST', '/user', { name: 'Ada\u0000Lovelace', email: 'nul-name@example.com' });
+    assertProblem(named, 400);
+    assert.deepEqual(
+      named.body.errors.map((e: { path: string }) => e.path),
+      ['body.name'],
+    );
+    const mailed = await forge.asHost('POST', '/user', { name: 'Ada', email: 'ada\u0000@example.com' });
+    assertProblem(mailed, 400);
+    assert.deepEqual(
+      mailed.body.errors.map((e: { path: string }) => e.path),
+      ['body.email'],
+    );
   });
 
   test('an e-mail that belongs to a user already is a 409, whatever its case', async () => {
@@ -273,8 +289,12 @@ describe('PATCH /user/:userId/disableWorkflows', () => {
 });
 
 describe('DELETE /user/:userId', () => {
-  const countRows = (table: string, column: string, value: string) =>
-    (forge.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`).get(value) as { n: number }).n;
+  const countRows = async (table: string, column: string, value: string) => {
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT COUNT(*) AS n FROM ${sql.table(table)} WHERE ${sql.ref(column)} = ${value}`.execute(forge.store.db);
+    return Number(rows[0]!.n);
+  };
 
   test("answers {success: true} and removes the user's workflows, credentials, logs and errors", async () => {
     const doomed = await forge.newUser();
@@ -284,8 +304,8 @@ describe('DELETE /user/:userId', () => {
     ];
     const kept = await forge.userWithChild();
     for (const childId of [...doomedChildren, kept.childId]) {
-      forge.seedExecution(childId, new Date());
-      forge.seedError(childId);
+      await forge.seedExecution(childId, new Date());
+      await forge.seedError(childId);
     }
     const oauth = await forge.request('POST', `/credentials/${oauthIntegration()}/oauth`, {
       credential: doomed.token,
@@ -303,17 +323,17 @@ describe('DELETE /user/:userId', () => {
       assertProblem(await forge.asHost('GET', `/workflow/${childId}`), 404);
       assertProblem(await forge.asHost('GET', `/workflow/${childId}/logs`), 404);
       assertProblem(await forge.asHost('GET', `/workflow/${childId}/errors`), 404);
-      assert.equal(countRows('executions', 'workflow_id', childId), 0, 'execution logs left behind');
-      assert.equal(countRows('error_logs', 'workflow_id', childId), 0, 'error logs left behind');
+      assert.equal(await countRows('executions', 'workflow_id', childId), 0, 'execution logs left behind');
+      assert.equal(await countRows('error_logs', 'workflow_id', childId), 0, 'error logs left behind');
     }
-    assert.equal(countRows('workflows', 'user_id', doomed.userId), 0, 'workflows left behind');
-    assert.equal(countRows('credentials', 'user_id', doomed.userId), 0, 'credentials left behind');
-    assert.equal(countRows('oauth_states', 'user_id', doomed.userId), 0, 'OAuth states left behind');
+    assert.equal(await countRows('workflows', 'user_id', doomed.userId), 0, 'workflows left behind');
+    assert.equal(await countRows('credentials', 'user_id', doomed.userId), 0, 'credentials left behind');
+    assert.equal(await countRows('oauth_states', 'user_id', doomed.userId), 0, 'OAuth states left behind');
 
     // The other user's data is all there.
     assert.equal((await forge.asHost('GET', `/workflow/${kept.childId}/logs`)).body.data.length, 1);
     assert.equal((await forge.asHost('GET', `/workflow/${kept.childId}/errors`)).body.errors.length, 1);
-    assert.equal(countRows('credentials', 'user_id', kept.userId), sample.parent.integrations.length);
+    assert.equal(await countRows('credentials', 'user_id', kept.userId), sample.parent.integrations.length);
   });
 
   test("the deleted user's token stops working and its e-mail is free again", async () => {

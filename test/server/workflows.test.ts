@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { ParentWorkflow } from '../../src/api/types.js';
 import {
@@ -124,7 +125,7 @@ describe('GET /workflow', () => {
       assert.ok(!ids.includes(parent.workflowId));
       assert.equal(ids.length, listed.length - 1);
       const { userId, token } = await other.newUser();
-      for (const integration of parent.integrations) other.connect(userId, integration);
+      for (const integration of parent.integrations) await other.connect(userId, integration);
       assertProblem(await other.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, {}), 404);
     });
   });
@@ -133,7 +134,7 @@ describe('GET /workflow', () => {
 describe('POST /workflow/:workflowId/install', () => {
   test('answers 201 {workflowId, active: true}; the child starts with the parent defaults', async () => {
     const { userId, token } = await forge.newUser();
-    for (const integration of parent.integrations) forge.connect(userId, integration);
+    for (const integration of parent.integrations) await forge.connect(userId, integration);
     const answer = await forge.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, {});
     assert.equal(answer.status, 201);
     assertKeys(answer.body, ['workflowId', 'active']);
@@ -147,7 +148,7 @@ describe('POST /workflow/:workflowId/install', () => {
 
   test('an install without a body is an install with the defaults', async () => {
     const { userId, token } = await forge.newUser();
-    for (const integration of parent.integrations) forge.connect(userId, integration);
+    for (const integration of parent.integrations) await forge.connect(userId, integration);
     const answer = await forge.request('POST', `/workflow/${parent.workflowId}/install`, { credential: token });
     assert.equal(answer.status, 201, answer.text);
   });
@@ -175,7 +176,7 @@ describe('POST /workflow/:workflowId/install', () => {
       detail: new RegExp(`${first!.displayName}.*${second!.displayName}`),
       errors: [`integrations.${first!.name}`, `integrations.${second!.name}`],
     });
-    forge.connect(userId, first!.name);
+    await forge.connect(userId, first!.name);
     const answer = await forge.asUser(token, 'POST', path, {});
     assertProblem(answer, 400, { detail: new RegExp(second!.displayName), errors: [`integrations.${second!.name}`] });
     assert.doesNotMatch(answer.body.detail, new RegExp(first!.displayName));
@@ -192,7 +193,7 @@ describe('POST /workflow/:workflowId/install', () => {
 
   test('installs sent at once (a double click) make one child; the others are 409s naming it', async () => {
     const { userId, token } = await forge.newUser();
-    for (const integration of parent.integrations) forge.connect(userId, integration);
+    for (const integration of parent.integrations) await forge.connect(userId, integration);
     const answers = await Promise.all(
       Array.from({ length: 6 }, () => forge.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, {})),
     );
@@ -228,7 +229,7 @@ describe('POST /workflow/:workflowId/install', () => {
   for (const [what, body, paths, detail] of invalid) {
     test(`${what} is a 400 and installs nothing`, async () => {
       const { userId, token } = await forge.newUser();
-      for (const integration of parent.integrations) forge.connect(userId, integration);
+      for (const integration of parent.integrations) await forge.connect(userId, integration);
       assertProblem(await forge.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, body), 400, {
         errors: paths,
         ...(detail ? { detail } : {}),
@@ -336,6 +337,23 @@ describe('PATCH /workflow/:workflowId/variables/:blockId', () => {
     for (const variable of answer.body.variables) assertKeys(variable, ['uuid', 'name', 'value']);
   });
 
+  test('saves of different variables sent at once all stay: no acknowledged write is lost', async () => {
+    const { token, childId } = await forge.userWithChild();
+    for (let round = 1; round <= 15; round++) {
+      const saves = await Promise.all([
+        forge.asUser(token, 'PATCH', path(childId), { [number.name]: round }),
+        forge.asUser(token, 'PATCH', path(childId), { [text.name]: `#round-${round}` }),
+      ]);
+      for (const save of saves) assert.equal(save.status, 200, save.text);
+      const stored = (await forge.asUser(token, 'GET', `/workflow/${childId}`)).body.blocks.find(
+        (b: { id: string }) => b.id === variablesBlock.id,
+      ).parameters.variables;
+      const values = Object.fromEntries(stored.map((v: { name: string; value: unknown }) => [v.name, v.value]));
+      assert.equal(values[number.name], round, `round ${round}: the number save was lost`);
+      assert.equal(values[text.name], `#round-${round}`, `round ${round}: the text save was lost`);
+    }
+  });
+
   test('values persist, and a later save of one variable keeps the others', async () => {
     const { token, childId } = await forge.userWithChild();
     await forge.asUser(token, 'PATCH', path(childId), { [text.name]: '#ops', [number.name]: 5 });
@@ -412,10 +430,10 @@ describe('GET /workflow/:workflowId/logs', () => {
     runs = [];
     // Inserted out of order: the service must sort by startedAt, not by insertion.
     for (const i of [...Array(RUNS).keys()].sort((a, b) => ((a * 7) % RUNS) - ((b * 7) % RUNS))) {
-      runs[i] = forge.seedExecution(childId, new Date(start + i * 60_000), i % 5 !== 0).executionId;
+      runs[i] = (await forge.seedExecution(childId, new Date(start + i * 60_000), i % 5 !== 0)).executionId;
     }
     // Another workflow's runs never show up in this one's logs.
-    forge.seedExecution((await forge.userWithChild()).childId, new Date(start + 30 * 60_000));
+    await forge.seedExecution((await forge.userWithChild()).childId, new Date(start + 30 * 60_000));
   });
 
   const ids = async (query = '') => {
@@ -495,11 +513,56 @@ describe('GET /workflow/:workflowId/logs', () => {
   });
 });
 
+describe('GET /workflow/:workflowId/logs, deep pages', () => {
+  test('every page, both orders, is exactly its slice of all runs, however the runs fall in hours', async () => {
+    const { childId, token } = await forge.userWithChild();
+    // Past the first thousand entries pages are found through per-hour counts: bursts in one
+    // hour, single runs days apart, runs on an hour's edges, equal start times.
+    const start = Date.parse('2024-05-01T00:00:00.000Z');
+    const offsets = [
+      ...Array.from({ length: 700 }, (_, i) => i * 1_000),
+      ...Array.from({ length: 25 }, (_, i) => 3_600_000 * (i * 9 + 1)),
+      ...[3_599_999, 3_600_000, 7_200_000, 7_200_000, 7_199_999],
+      ...Array.from({ length: 600 }, (_, i) => 86_400_000 * 3 + i * 90_000),
+    ];
+    const entries = offsets.map((offset) => {
+      const at = new Date(start + offset).toISOString();
+      return { executionId: randomUUID(), startedAt: at, stoppedAt: at, finished: true, results: [] };
+    });
+    // Stored in shuffled batches, as runs finishing out of order are.
+    const shuffled = [...entries].sort((a, b) => (a.executionId < b.executionId ? -1 : 1));
+    for (let from = 0; from < shuffled.length; from += 200) {
+      await forge.store.insertExecutions(childId, shuffled.slice(from, from + 200));
+    }
+    const ascending = entries
+      .sort((a, b) =>
+        a.startedAt === b.startedAt ? (a.executionId < b.executionId ? -1 : 1) : a.startedAt < b.startedAt ? -1 : 1,
+      )
+      .map((e) => e.executionId);
+    const limit = 30;
+    for (const order of ['asc', 'desc'] as const) {
+      const all = order === 'asc' ? ascending : [...ascending].reverse();
+      for (let page = 1; page <= Math.ceil(all.length / limit) + 1; page++) {
+        const answer = await forge.asUser(
+          token,
+          'GET',
+          `/workflow/${childId}/logs?page=${page}&limit=${limit}&order=${order}`,
+        );
+        assert.deepEqual(
+          answer.body.data.map((e: { executionId: string }) => e.executionId),
+          all.slice((page - 1) * limit, page * limit),
+          `${order} page ${page}`,
+        );
+      }
+    }
+  });
+});
+
 describe('GET /workflow/:workflowId/errors', () => {
   test("answers {errors: [Error log entry]}, newest first, only this workflow's", async () => {
     const { token, childId } = await forge.userWithChild();
-    const seeded = [forge.seedError(childId, 'first'), forge.seedError(childId, 'second')];
-    forge.seedError((await forge.userWithChild()).childId, 'elsewhere');
+    const seeded = [await forge.seedError(childId, 'first'), await forge.seedError(childId, 'second')];
+    await forge.seedError((await forge.userWithChild()).childId, 'elsewhere');
     const answer = await forge.asUser(token, 'GET', `/workflow/${childId}/errors`);
     assert.equal(answer.status, 200);
     assertKeys(answer.body, ['errors']);
@@ -545,14 +608,18 @@ describe('GET /workflow/:workflowId/errors', () => {
 describe('DELETE /workflow/:workflowId', () => {
   test('uninstalls the child with its logs; the parent can be installed again', async () => {
     const { userId, token, childId } = await forge.userWithChild();
-    forge.seedExecution(childId, new Date());
+    await forge.seedExecution(childId, new Date());
     const answer = await forge.asUser(token, 'DELETE', `/workflow/${childId}`);
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.body, { success: true });
     assertProblem(await forge.asUser(token, 'GET', `/workflow/${childId}`), 404);
     assert.deepEqual((await forge.asHost('GET', `/user/${userId}`)).body.workflows, []);
-    const rows = forge.store.db.prepare('SELECT COUNT(*) AS n FROM executions WHERE workflow_id = ?').get(childId);
-    assert.deepEqual(rows, { n: 0 });
+    const rows = await forge.store.db
+      .selectFrom('executions')
+      .select('id')
+      .where('workflow_id', '=', childId)
+      .execute();
+    assert.deepEqual(rows, []);
     const again = await forge.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, {});
     assert.equal(again.status, 201);
     assert.notEqual(again.body.workflowId, childId);
