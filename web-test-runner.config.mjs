@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { defaultReporter } from '@web/test-runner';
 import { startService } from './server/dist/app.js';
+import { startSandbox } from './server/dist/sandbox.js';
 import { consentInPopup, ENGINES, engineOf, launchers, pressChord, startWebKitDriver } from './test/engines.mjs';
 import { frameworkPlugin } from './test/frameworks/plugin.mjs';
 
@@ -27,7 +28,9 @@ const BROWSERS = process.env.WTR_BROWSERS?.split(',').filter(Boolean) ?? ENGINES
 const WEBKIT_DRIVER_PORT = PORT + 1;
 const stopWebKitDriver = BROWSERS.includes('webkit') ? await startWebKitDriver(WEBKIT_DRIVER_PORT) : () => undefined;
 
-const service = await startService({ port: 0, db: ':memory:', allowedOrigins: [ORIGIN] });
+// The workflows' HTTP blocks call the sandbox's stand-in apps, so runs succeed and fail for real.
+const sandbox = await startSandbox({ port: 0 });
+const service = await startService({ port: 0, db: ':memory:', allowedOrigins: [ORIGIN], sandboxUrl: sandbox.url });
 const api = (path, init = {}) =>
   fetch(`${service.url}/forge/2021-12${path}`, {
     ...init,
@@ -42,6 +45,7 @@ const forgeCommands = {
   async serverStop() {
     stopWebKitDriver();
     await service.close();
+    await sandbox.close();
   },
   async executeCommand({ command, payload, session }) {
     if (command === 'press-chord') return pressChord(session, payload.keys);
@@ -79,8 +83,10 @@ const forgeCommands = {
         return consentInPopup(session, args.decision);
       case 'connect':
         // Stands in for a finished OAuth popup or parameter form: the user's credential is stored.
+        // `revoked`: one the apps refuse (the sandbox answers 401 to a token that starts so).
         for (const integration of args.integrations) {
-          service.store.saveCredential(args.userId, integration, service.secrets.seal({ kind: 'test' }));
+          const accessToken = `${args.revoked ? 'revoked' : 'test'}-${integration}`;
+          service.store.saveCredential(args.userId, integration, service.secrets.seal({ kind: 'oauth2', accessToken }));
         }
         return true;
       default:

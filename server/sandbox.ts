@@ -10,7 +10,8 @@ import Fastify from 'fastify';
  * when a setting is missing (an empty spreadsheet or audience id is a 404), and on purpose when
  * asked: a request with the header `X-Sandbox-Fail: <status>` or the query `?sandboxFail=<status>`
  * gets that status. Every request needs `Authorization: Bearer …`, which the engine sends from
- * the user's stored credential for the block's integration.
+ * the user's stored credential for the block's integration; a credential that starts with
+ * `revoked` is refused with a 401, as an app refuses a token the user revoked.
  */
 
 export const DEFAULT_SANDBOX_PORT = 4011;
@@ -134,6 +135,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     }
     if (!/^Bearer \S+/.test(request.headers.authorization ?? '')) {
       return reply.code(401).send({ error: { message: 'No credential sent: connect the integration first.' } });
+    }
+    if (/^Bearer revoked/.test(request.headers.authorization ?? '')) {
+      return reply.code(401).send({ error: { message: 'invalid_auth: the token was revoked.' } });
     }
     let segments: string[];
     try {

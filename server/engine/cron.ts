@@ -33,7 +33,13 @@ export interface CronSchedule {
   readonly source: string;
   /** Whether the schedule is due in the UTC minute that holds `date`. */
   matches(date: Date): boolean;
+  /** The start of the first minute after `date` the schedule is due in, within five years. */
+  next(date: Date): Date | undefined;
 }
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 export function parseCron(source: string): CronSchedule {
   const parts = source.trim().split(/\s+/);
@@ -47,15 +53,28 @@ export function parseCron(source: string): CronSchedule {
   if (weekdays!.has(7)) weekdays!.add(0);
   const dayRestricted = parts[2] !== '*';
   const weekdayRestricted = parts[4] !== '*';
+  const dayMatches = (date: Date) => {
+    if (!months!.has(date.getUTCMonth() + 1)) return false;
+    const dayOk = days!.has(date.getUTCDate());
+    const weekdayOk = weekdays!.has(date.getUTCDay());
+    if (dayRestricted && weekdayRestricted) return dayOk || weekdayOk;
+    return dayOk && weekdayOk;
+  };
   return {
     source,
-    matches(date) {
-      if (!minutes!.has(date.getUTCMinutes()) || !hours!.has(date.getUTCHours())) return false;
-      if (!months!.has(date.getUTCMonth() + 1)) return false;
-      const dayOk = days!.has(date.getUTCDate());
-      const weekdayOk = weekdays!.has(date.getUTCDay());
-      if (dayRestricted && weekdayRestricted) return dayOk || weekdayOk;
-      return dayOk && weekdayOk;
+    matches: (date) => minutes!.has(date.getUTCMinutes()) && hours!.has(date.getUTCHours()) && dayMatches(date),
+    next(date) {
+      // Days and hours that cannot match are skipped whole (they are fixed lengths in UTC), so
+      // even a yearly schedule is found in a few thousand steps.
+      let at = Math.floor(date.getTime() / MINUTE) * MINUTE + MINUTE;
+      for (const end = at + 5 * 366 * DAY; at < end; ) {
+        const d = new Date(at);
+        if (!dayMatches(d)) at += DAY - (at % DAY);
+        else if (!hours!.has(d.getUTCHours())) at += HOUR - (at % HOUR);
+        else if (!minutes!.has(d.getUTCMinutes())) at += MINUTE;
+        else return d;
+      }
+      return undefined;
     },
   };
 }

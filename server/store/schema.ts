@@ -92,6 +92,12 @@ const MIGRATIONS: string[] = [
     expires_at        INTEGER NOT NULL
   );
   `,
+  // Run health (GET /workflow-health): each error entry says what kind of problem it was, decided
+  // when it is recorded; entries recorded before are \`internal\`, as nothing is known of them.
+  // Failures per day are counted over error_logs_by_workflow.
+  `
+  ALTER TABLE error_logs ADD COLUMN kind TEXT NOT NULL DEFAULT 'internal';
+  `,
 ];
 
 export function migrate(db: Database.Database): void {

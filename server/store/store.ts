@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
-import type { ErrorLogEntry, ExecutionLogEntry, User, VariableValues } from 'forge-embed/client';
+import type {
+  ErrorKind,
+  ErrorLogEntry,
+  ExecutionLogEntry,
+  User,
+  VariableValues,
+  WorkflowHealth,
+} from 'forge-embed/client';
 import { migrate } from './schema.js';
 
 /** Ids in the style of the records the service interface shows (`_id`, `__v`): 24 hex digits. */
@@ -57,6 +64,7 @@ interface RawError {
   block_id: string;
   block_type: string;
   error: string;
+  kind: ErrorKind;
   created_at: string;
   updated_at: string;
   version: number;
@@ -69,6 +77,7 @@ const toErrorEntry = (row: RawError): ErrorLogEntry => ({
   blockId: row.block_id,
   blockType: row.block_type,
   error: row.error,
+  kind: row.kind,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
   __v: row.version,
@@ -448,13 +457,14 @@ export class Store {
       block_id: entry.blockId,
       block_type: entry.blockType,
       error: entry.error,
+      kind: entry.kind,
       created_at: now,
       updated_at: now,
       version: 0,
     };
     this.#sql(
-      `INSERT INTO error_logs (id, workflow_id, execution_id, block_id, block_type, error, created_at, updated_at, version)
-         VALUES (@id, @workflow_id, @execution_id, @block_id, @block_type, @error, @created_at, @updated_at, @version)`,
+      `INSERT INTO error_logs (id, workflow_id, execution_id, block_id, block_type, error, kind, created_at, updated_at, version)
+         VALUES (@id, @workflow_id, @execution_id, @block_id, @block_type, @error, @kind, @created_at, @updated_at, @version)`,
     ).run(row);
     return toErrorEntry(row);
   }
@@ -465,6 +475,53 @@ export class Store {
         workflowId,
       ) as RawError[]
     ).map(toErrorEntry);
+  }
+
+  /**
+   * The run health of every child workflow of a user, in one query: the latest execution, the
+   * error entry of that execution when it failed, and the failures since `since`. Each
+   * subquery walks one workflow's slice of an index (executions_by_workflow,
+   * error_logs_by_workflow), so the answer stays quick however many runs a workflow has.
+   */
+  listHealth(userId: string, since: string): Array<Omit<WorkflowHealth, 'nextRunAt'>> {
+    const rows = this.#sql(
+      `SELECT w.id, w.parent_id, w.active,
+           x.id AS run_id, x.started_at, x.stopped_at, x.finished,
+           e.kind, e.error, e.block_id, e.created_at AS failed_at,
+           (SELECT COUNT(*) FROM error_logs c WHERE c.workflow_id = w.id AND c.created_at >= @since) AS failed
+         FROM workflows w
+         LEFT JOIN executions x ON x.id = (
+           SELECT id FROM executions WHERE workflow_id = w.id ORDER BY started_at DESC, id DESC LIMIT 1)
+         LEFT JOIN error_logs e ON x.finished = 0 AND e.execution_id = x.id AND e.id = (
+           SELECT id FROM error_logs WHERE workflow_id = w.id ORDER BY created_at DESC, id DESC LIMIT 1)
+         WHERE w.user_id = @userId
+         ORDER BY w.created_at, w.id`,
+    ).all({ userId, since }) as Array<{
+      id: string;
+      parent_id: string;
+      active: number;
+      run_id: string | null;
+      started_at: string;
+      stopped_at: string;
+      finished: number;
+      kind: ErrorKind | null;
+      error: string;
+      block_id: string;
+      failed_at: string;
+      failed: number;
+    }>;
+    return rows.map((row) => ({
+      workflowId: row.id,
+      parentId: row.parent_id,
+      active: row.active === 1,
+      lastRun: row.run_id
+        ? { executionId: row.run_id, startedAt: row.started_at, stoppedAt: row.stopped_at, finished: row.finished === 1 }
+        : null,
+      failedLast24h: row.failed,
+      failure: row.kind
+        ? { kind: row.kind, error: row.error, blockId: row.block_id, integration: null, createdAt: row.failed_at }
+        : null,
+    }));
   }
 
   // Scheduling and delivery (server/engine) -------------------------------------------------

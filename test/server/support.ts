@@ -260,6 +260,7 @@ export class TestService {
       blockId: sample.otherBlock.id,
       blockType: sample.otherBlock.type,
       error: message,
+      kind: 'app',
     });
   }
 

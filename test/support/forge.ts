@@ -37,9 +37,19 @@ export const injectAnswer = (method: string, path: string, status: number, body:
 
 export const clearFaults = () => forge<boolean>('clearFaults');
 
-/** Stores a credential for each integration, as if the user had connected it (OAuth ones too). */
-export const connectIntegrations = (userId: string, integrations: string[]) =>
-  forge<boolean>('connect', { userId, integrations });
+/**
+ * Stores a credential for each integration, as if the user had connected it (OAuth ones too);
+ * a `revoked` one is refused by the apps, as a token the user revoked in the app would be.
+ */
+export const connectIntegrations = (userId: string, integrations: string[], { revoked = false } = {}) =>
+  forge<boolean>('connect', { userId, integrations, revoked });
+
+/** POSTs `payload` to a child workflow's webhook URL (read with the API key), as the app would; answers the run. */
+export async function runWorkflow(workflowId: string, payload: Record<string, unknown>) {
+  const { body } = await hostApi<{ webhookUrl: string }>('GET', `/workflow/${workflowId}`);
+  const token = body.webhookUrl.split('/hooks/')[1];
+  return (await hostApi<{ executionId: string; finished: boolean }>('POST', `/hooks/${token}`, payload)).body;
+}
 
 /** A URL of this page's own token endpoint for `token-url`; `mode` makes it fail on purpose. */
 export const tokenUrl = (userId: string, mode?: 'error' | 'html' | 'garbage', expiresIn?: number) =>
