@@ -228,7 +228,8 @@ export class Engine {
 /** The error log entry's message and kind, decided here once rather than read back from the text. */
 function describeFailure(block: CatalogBlock, error: unknown): { message: string; kind: ErrorKind } {
   if (error instanceof BlockFailure) return { message: error.message, kind: error.kind };
-  if (error instanceof ExpressionError) return { message: `In the block "${block.name}": ${error.message}`, kind: error.kind };
+  if (error instanceof ExpressionError)
+    return { message: `In the block "${block.name}": ${error.message}`, kind: error.kind };
   // A fault of the service itself: the log gets the details, the entry says where to look.
   console.error(error);
   return { message: `The block "${block.name}" failed inside the service; see the service log.`, kind: 'internal' };

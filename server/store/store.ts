@@ -515,7 +515,12 @@ export class Store {
       parentId: row.parent_id,
       active: row.active === 1,
       lastRun: row.run_id
-        ? { executionId: row.run_id, startedAt: row.started_at, stoppedAt: row.stopped_at, finished: row.finished === 1 }
+        ? {
+            executionId: row.run_id,
+            startedAt: row.started_at,
+            stoppedAt: row.stopped_at,
+            finished: row.finished === 1,
+          }
         : null,
       failedLast24h: row.failed,
       failure: row.kind

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ErrorLogEntry, WorkflowHealth } from '../../src/api/types.js';
-import { B, BALANCE, type Harness, newUser, PAYMENTS, REFUSE, sendWebhook, startHarness, TYPO } from './engine-support.js';
+import {
+  B,
+  BALANCE,
+  type Harness,
+  newUser,
+  PAYMENTS,
+  REFUSE,
+  sendWebhook,
+  startHarness,
+  TYPO,
+} from './engine-support.js';
 
 /**
  * GET /workflow-health: the run health of all of the token user's workflows in one read, and
