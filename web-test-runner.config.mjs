@@ -86,7 +86,11 @@ const forgeCommands = {
         // `revoked`: one the apps refuse (the sandbox answers 401 to a token that starts so).
         for (const integration of args.integrations) {
           const accessToken = `${args.revoked ? 'revoked' : 'test'}-${integration}`;
-          service.store.saveCredential(args.userId, integration, service.secrets.seal({ kind: 'oauth2', accessToken }));
+          await service.store.saveCredential(
+            args.userId,
+            integration,
+            service.secrets.seal({ kind: 'oauth2', accessToken }),
+          );
         }
         return true;
       default:

@@ -70,7 +70,7 @@ export async function benchBrowser(workDir: string, apiKey: string, cdnBundle: s
 
 async function modalPhase(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
   const db = join(workDir, 'modal.db');
-  const { userId, parentId } = seedModalUser(db);
+  const { userId, parentId } = await seedModalUser(db);
   const service = await spawnService({ db, apiKey, allowedOrigins: [host.origin] });
   host.service = service;
   const config = { apiBase: service.url, tokenUrl: host.tokenUrl(userId), workflowId: parentId };
@@ -103,7 +103,7 @@ async function modalPhase(workDir: string, apiKey: string, host: BenchHost, brow
 async function listPhase(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
   const catalog = writeLargeCatalog(workDir, LIST_ROWS);
   const db = join(workDir, 'list.db');
-  const userId = seedListUser(db, catalog);
+  const userId = await seedListUser(db, catalog);
   const service = await spawnService({ db, apiKey, catalog, allowedOrigins: [host.origin] });
   host.service = service;
   const config = { apiBase: service.url, tokenUrl: host.tokenUrl(userId), rows: LIST_ROWS };

@@ -10,12 +10,12 @@ import { Store } from '../server/store/store.js';
  * A user who has connected every integration of the demo's first workflow and installed it, so
  * that opening the modal for it goes straight to its settings (the step the bench times).
  */
-export function seedModalUser(dbPath: string): { userId: string; parentId: string } {
+export async function seedModalUser(dbPath: string): Promise<{ userId: string; parentId: string }> {
   const parent = new Catalog(DEMO_CATALOG).list()[0]!;
-  const store = new Store(dbPath);
+  const store = await Store.open(dbPath);
   try {
     const secrets = SecretBox.open(dbPath);
-    const userId = store.createUser('Bench user', 'bench-modal@example.com');
+    const userId = await store.createUser('Bench user', 'bench-modal@example.com');
     for (const integration of parent.integrations.filter(needsCredential)) {
       const secret =
         integration.type === 'oauth2'
@@ -24,12 +24,12 @@ export function seedModalUser(dbPath: string): { userId: string; parentId: strin
               kind: 'parameters',
               values: Object.fromEntries((integration.requiredParameters ?? []).map((p) => [p.name, 'bench'])),
             };
-      store.saveCredential(userId, integration.name, secrets.seal(secret));
+      await store.saveCredential(userId, integration.name, secrets.seal(secret));
     }
-    store.createChild(userId, parent.workflowId, {});
+    await store.createChild(userId, parent.workflowId, {});
     return { userId, parentId: parent.workflowId };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -72,18 +72,18 @@ export function writeLargeCatalog(dir: string, count: number): string {
 }
 
 /** A user who has installed every tenth workflow of the catalog, so the list shows switches among its rows. */
-export function seedListUser(dbPath: string, catalogPath: string): string {
+export async function seedListUser(dbPath: string, catalogPath: string): Promise<string> {
   const parents = new Catalog(catalogPath).list();
-  const store = new Store(dbPath);
+  const store = await Store.open(dbPath);
   try {
-    const userId = store.createUser('Bench user', 'bench-list@example.com');
-    store.transaction(() => {
-      parents.forEach((parent, n) => {
-        if (n % 10 === 0) store.createChild(userId, parent.workflowId, {});
-      });
+    const userId = await store.createUser('Bench user', 'bench-list@example.com');
+    await store.transaction(async (tx) => {
+      for (const [n, parent] of parents.entries()) {
+        if (n % 10 === 0) await tx.createChild(userId, parent.workflowId, {});
+      }
     });
     return userId;
   } finally {
-    store.close();
+    await store.close();
   }
 }

@@ -26,22 +26,22 @@ export interface LogsResult {
 }
 
 /** Stores EXECUTIONS runs of one child workflow, each with a result per block it reached. */
-function seed(dbPath: string): { childId: string } {
+async function seed(dbPath: string): Promise<{ childId: string }> {
   const catalog = new Catalog(DEMO_CATALOG);
   const parent = catalog.list().find((w) => w.blocks.some((b) => b.type === 'condition'))!;
-  const store = new Store(dbPath);
+  const store = await Store.open(dbPath);
   try {
-    const userId = store.createUser('Bench user', 'bench-logs@example.com');
-    const child = store.createChild(userId, parent.workflowId, {});
+    const userId = await store.createUser('Bench user', 'bench-logs@example.com');
+    const child = await store.createChild(userId, parent.workflowId, {});
     const now = Date.now();
-    store.transaction(() => {
+    await store.transaction(async (tx) => {
       for (let i = 0; i < EXECUTIONS; i++) {
-        store.insertExecution(child.id, execution(parent.blocks, now - i * 60_000, i));
+        await tx.insertExecution(child.id, execution(parent.blocks, now - i * 60_000, i));
       }
     });
     return { childId: child.id };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -91,7 +91,7 @@ function blockOutput(type: string, amount: number, passes: boolean, n: number): 
  */
 export async function benchLogs(workDir: string, apiKey: string): Promise<LogsResult> {
   const dbPath = join(workDir, 'logs.db');
-  const { childId } = seed(dbPath);
+  const { childId } = await seed(dbPath);
   const service = await spawnService({ db: dbPath, apiKey });
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   try {

@@ -42,7 +42,7 @@ export async function benchThroughput(
 ): Promise<ThroughputResult> {
   const dbPath = join(workDir, 'throughput.db');
   const parent = new Catalog(DEMO_CATALOG).list()[0]!;
-  const userIds = seedUsers(
+  const userIds = await seedUsers(
     dbPath,
     parent.integrations.map((i) => i.name),
   );
@@ -95,21 +95,23 @@ export async function benchThroughput(
 }
 
 /** One user per install (and one for the reads), each with every integration of the parent connected. */
-function seedUsers(dbPath: string, integrations: string[]): string[] {
-  const store = new Store(dbPath);
+async function seedUsers(dbPath: string, integrations: string[]): Promise<string[]> {
+  const store = await Store.open(dbPath);
   const secrets = SecretBox.open(dbPath);
   try {
-    return store.transaction(() =>
+    return await store.transaction(async (tx) => {
       // One for the reads, one per install, and spares: autocannon may prepare a request per
       // connection beyond the last one it sends.
-      Array.from({ length: 1 + INSTALLS + 2 * THROUGHPUT_CONNECTIONS }, (_, i) => {
-        const userId = store.createUser(`Bench user ${i}`, `bench-${i}@example.com`);
-        for (const name of integrations) store.saveCredential(userId, name, secrets.seal({ kind: 'bench' }));
-        return userId;
-      }),
-    );
+      const userIds: string[] = [];
+      for (let i = 0; i < 1 + INSTALLS + 2 * THROUGHPUT_CONNECTIONS; i++) {
+        const userId = await tx.createUser(`Bench user ${i}`, `bench-${i}@example.com`);
+        for (const name of integrations) await tx.saveCredential(userId, name, secrets.seal({ kind: 'bench' }));
+        userIds.push(userId);
+      }
+      return userIds;
+    });
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -9,4 +9,4 @@ const service = await buildService({ db: ':memory:' });
 await service.app.ready();
 writeFileSync('docs/openapi.json', `${JSON.stringify(service.app.swagger(), null, 2)}\n`);
 await service.app.close();
-service.store.close();
+await service.store.close();

@@ -146,7 +146,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const dbPath = options.db ?? 'forge.db';
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
-  const store = new Store(dbPath);
+  const store = await Store.open(dbPath);
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey);
   const deps: ServiceDeps = {
     store,
@@ -447,7 +447,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   await app.listen({ port: options.port ?? 4010, host: options.host ?? '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
   // Entries a previous run could not deliver go out now.
-  delivery.start();
+  await delivery.start();
   if (options.scheduler !== false) engine.startScheduler();
   let closing: Promise<void> | undefined;
   return {
@@ -459,7 +459,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         await app.close();
         await engine.stop();
         await delivery.stop();
-        store.close();
+        await store.close();
       })();
       return closing;
     },

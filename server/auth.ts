@@ -65,20 +65,20 @@ export class AuthKeys {
     }
     // Only a hash of the key is stored: the database alone lets nobody call the service.
     // Older versions stored the key itself; it is replaced by its hash (and shown once more).
-    const legacyKey = store.getSetting('apiKey');
+    const legacyKey = await store.getSetting('apiKey');
     if (legacyKey !== undefined) {
-      store.transaction(() => {
-        store.setSetting('apiKeyHash', digest(legacyKey).toString('hex'));
-        store.deleteSetting('apiKey');
+      await store.transaction(async (tx) => {
+        await tx.setSetting('apiKeyHash', digest(legacyKey).toString('hex'));
+        await tx.deleteSetting('apiKey');
       });
     }
     let apiKey = configuredKey ?? legacyKey;
-    let storedHash = store.getSetting('apiKeyHash');
+    let storedHash = await store.getSetting('apiKeyHash');
     const generated = apiKey === undefined && storedHash === undefined;
     if (generated) {
       apiKey = generateApiKey();
       storedHash = digest(apiKey).toString('hex');
-      store.setSetting('apiKeyHash', storedHash);
+      await store.setSetting('apiKeyHash', storedHash);
     }
     const apiKeyDigest = configuredKey !== undefined ? digest(configuredKey) : Buffer.from(storedHash!, 'hex');
     const privateJwk = await loadSigningKey(store, secrets);
@@ -180,7 +180,7 @@ export class AuthKeys {
  * cannot mint tokens; made on first start. One stored in clear by an older version is sealed.
  */
 async function loadSigningKey(store: Store, secrets: SecretBox): Promise<JWK> {
-  const stored = store.getSetting('signingKey');
+  const stored = await store.getSetting('signingKey');
   if (stored !== undefined && !stored.startsWith('{')) return secrets.open<JWK>(stored);
   let jwk: JWK;
   if (stored !== undefined) jwk = JSON.parse(stored) as JWK;
@@ -188,6 +188,6 @@ async function loadSigningKey(store: Store, secrets: SecretBox): Promise<JWK> {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     jwk = { ...(await exportJWK(privateKey)), kid: randomBytes(8).toString('hex') };
   }
-  store.setSetting('signingKey', secrets.seal(jwk));
+  await store.setSetting('signingKey', secrets.seal(jwk));
   return jwk;
 }

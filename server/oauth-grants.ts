@@ -30,23 +30,23 @@ export interface Flow {
 }
 
 /** Uses the authorize link up: answers its flow the first time only. */
-export function openAuthorizeLink(store: Store, state: string): Flow | undefined {
-  return store.markOAuthStateOpened(state) ? store.getOAuthState(state) : undefined;
+export async function openAuthorizeLink(store: Store, state: string): Promise<Flow | undefined> {
+  return (await store.markOAuthStateOpened(state)) ? store.getOAuthState(state) : undefined;
 }
 
 /**
  * The provider granted access for a flow: keeps the grant pending and answers the one-time
  * value for the opener. Only its hash is stored.
  */
-export function holdGrant(
+export async function holdGrant(
   store: Store,
   secrets: SecretBox,
   flow: Flow,
   grant: unknown,
   ttlMs = PENDING_GRANT_TTL_MS,
-): string {
+): Promise<string> {
   const confirmation = randomBytes(32).toString('base64url');
-  store.createPendingGrant({
+  await store.createPendingGrant({
     hash: hash(confirmation),
     userId: flow.userId,
     integration: flow.integration,
@@ -62,13 +62,13 @@ export function holdGrant(
  * that started the flow, within its lifetime, once. Answers when the credential was stored,
  * or undefined when the confirmation matches nothing (all failures look the same).
  */
-export function confirmGrant(
+export async function confirmGrant(
   store: Store,
   confirmation: string,
   expected: { userId: string; integration: string; origin: string | undefined },
-): string | undefined {
-  return store.transaction(() => {
-    const pending = store.takePendingGrant(hash(confirmation));
+): Promise<string | undefined> {
+  return store.transaction(async (tx) => {
+    const pending = await tx.takePendingGrant(hash(confirmation));
     if (
       !pending ||
       pending.expiresAt < Date.now() ||
@@ -78,6 +78,6 @@ export function confirmGrant(
     ) {
       return undefined;
     }
-    return store.saveCredential(pending.userId, pending.integration, pending.sealedGrant);
+    return tx.saveCredential(pending.userId, pending.integration, pending.sealedGrant);
   });
 }

@@ -132,15 +132,19 @@ export function blockValuesView(block: CatalogBlock, values: VariableValues): Se
  * The host settings as GET /settings shows them: the event bus's keys only as whether there are
  * any; the secret that signs error deliveries so the host can verify them.
  */
-export function hostSettingsView(settings: StoredHostSettings, store: Store, secrets: SecretBox): HostSettings {
+export async function hostSettingsView(
+  settings: StoredHostSettings,
+  store: Store,
+  secrets: SecretBox,
+): Promise<HostSettings> {
   const { sealedKeys, ...bus } = settings.eventBus;
   return {
     errorWebhookUrl: settings.errorWebhookUrl,
-    errorWebhookSecret: errorWebhookSecret(store, secrets),
+    errorWebhookSecret: await errorWebhookSecret(store, secrets),
     eventBus: { ...bus, hasAccessKeys: sealedKeys !== null },
     deliveries: {
-      webhook: store.deliveryBacklog('webhook'),
-      eventBus: store.deliveryBacklog('eventBus'),
+      webhook: await store.deliveryBacklog('webhook'),
+      eventBus: await store.deliveryBacklog('eventBus'),
     },
   };
 }

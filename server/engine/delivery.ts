@@ -34,6 +34,8 @@ export const defaultBackoff = (attempt: number) => Math.min(1000 * 2 ** (attempt
 
 /** Rows read from the outbox per query. */
 const BATCH = 50;
+/** How long deliveries wait before looking again when the database did not answer. */
+const STORE_RETRY_MS = 5_000;
 
 export class Delivery {
   private readonly store: Store;
@@ -60,15 +62,15 @@ export class Delivery {
    * Puts an entry in the outbox of every channel that is on. Call it inside the transaction
    * that stores the entry, so the two are saved together or not at all; then `kick()`.
    */
-  enqueue(entry: ErrorLogEntry): void {
-    for (const channel of activeChannels(loadHostSettings(this.store))) {
-      this.store.enqueueDelivery(entry._id, channel, Date.now());
+  async enqueue(entry: ErrorLogEntry, tx: Store): Promise<void> {
+    for (const channel of activeChannels(await loadHostSettings(tx))) {
+      await tx.enqueueDelivery(entry._id, channel, Date.now());
     }
   }
 
   /** Starts delivering, beginning with whatever waited from before a restart, without waiting out its backoff. */
-  start(): void {
-    this.store.retryDeliveriesNow();
+  async start(): Promise<void> {
+    await this.store.retryDeliveriesNow();
     this.kick();
   }
 
@@ -80,10 +82,24 @@ export class Delivery {
       return;
     }
     clearTimeout(this.timer);
-    this.pass = this.deliverDue().finally(() => {
-      this.pass = undefined;
-      this.scheduleNext();
-    });
+    let storeFailed = false;
+    const paused = (error: unknown) => {
+      storeFailed = true;
+      this.log(
+        `deliveries paused: the database did not answer (${(error as Error).message}); trying again in ${STORE_RETRY_MS} ms`,
+      );
+    };
+    this.pass = this.deliverDue()
+      .catch(paused)
+      .finally(() => {
+        this.pass = undefined;
+        // Nothing is lost while the database is away: the outbox is in it, so wait and look again.
+        if (storeFailed) return this.wakeIn(STORE_RETRY_MS);
+        this.scheduleNext().catch((error) => {
+          paused(error);
+          this.wakeIn(STORE_RETRY_MS);
+        });
+      });
   }
 
   /** Stops the timer and cuts short an attempt in flight; its entry stays in the outbox. */
@@ -93,18 +109,23 @@ export class Delivery {
     await this.pass;
   }
 
-  private scheduleNext(): void {
+  private async scheduleNext(): Promise<void> {
     if (this.shutdown.signal.aborted) return;
-    const next = this.store.nextDeliveryDueAt();
-    if (next === undefined) return;
-    this.timer = setTimeout(() => this.kick(), Math.max(0, next - Date.now()));
+    const next = await this.store.nextDeliveryDueAt();
+    if (next !== undefined) this.wakeIn(next - Date.now());
+  }
+
+  private wakeIn(ms: number): void {
+    if (this.shutdown.signal.aborted) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.kick(), Math.max(0, ms));
     this.timer.unref();
   }
 
   private async deliverDue(): Promise<void> {
     do {
       this.passAgain = false;
-      const due = this.store.dueDeliveries(Date.now(), BATCH);
+      const due = await this.store.dueDeliveries(Date.now(), BATCH);
       for (const delivery of due) {
         if (this.shutdown.signal.aborted) return;
         await this.attempt(delivery);
@@ -114,12 +135,12 @@ export class Delivery {
   }
 
   private async attempt({ channel, attempts, entry }: PendingDelivery): Promise<void> {
-    const settings = loadHostSettings(this.store);
+    const settings = await loadHostSettings(this.store);
     const signal = AbortSignal.any([this.shutdown.signal, AbortSignal.timeout(this.timeoutMs)]);
     try {
       if (channel === 'webhook' && settings.errorWebhookUrl) {
         await postEntry(settings.errorWebhookUrl, entry, {
-          secret: errorWebhookSecret(this.store, this.secrets),
+          secret: await errorWebhookSecret(this.store, this.secrets),
           allowPrivateTargets: this.allowPrivateTargets,
           signal,
         });
@@ -128,12 +149,12 @@ export class Delivery {
         await sendToEventBus(settings.eventBus, keys, entry, signal);
       }
       // Delivered, or its channel was switched off since: either way it leaves the outbox.
-      this.store.finishDelivery(entry._id, channel);
+      await this.store.finishDelivery(entry._id, channel);
     } catch (error) {
       if (this.shutdown.signal.aborted) return;
       const reason = describe(error, this.timeoutMs, signal);
       const retryIn = this.backoff(attempts + 1);
-      this.store.postponeDelivery(entry._id, channel, attempts + 1, Date.now() + retryIn, reason);
+      await this.store.postponeDelivery(entry._id, channel, attempts + 1, Date.now() + retryIn, reason);
       this.log(`delivery of error ${entry._id} to the ${channel} failed (${reason}); retry in ${retryIn} ms`);
     }
   }

@@ -86,14 +86,15 @@ export class Engine {
    */
   async tick(at: Date = new Date()): Promise<ExecutionOutcome[]> {
     const due: ChildRow[] = [];
-    for (const parentId of this.options.store.listParentsWithActiveChildren()) {
-      if (this.schedules.get(parentId)?.matches(at)) due.push(...this.options.store.listActiveChildrenOf(parentId));
+    for (const parentId of await this.options.store.listParentsWithActiveChildren()) {
+      if (this.schedules.get(parentId)?.matches(at))
+        due.push(...(await this.options.store.listActiveChildrenOf(parentId)));
     }
     const outcomes: ExecutionOutcome[] = [];
     const next = async (): Promise<void> => {
       const candidate = due.shift();
       if (!candidate || this.shutdown.signal.aborted) return;
-      const child = this.options.store.getChild(candidate.id);
+      const child = await this.options.store.getChild(candidate.id);
       if (child?.active) outcomes.push(await this.run(child, { kind: 'schedule', at }));
       return next();
     };
@@ -107,10 +108,10 @@ export class Engine {
   }
 
   /** The webhook's answer to a POST: the child it starts, or why it starts nothing. */
-  webhookTarget(
+  async webhookTarget(
     token: string,
-  ): { child: ChildRow } | { refused: 'unknown' | 'inactive' | 'no-webhook' | 'parent-removed' } {
-    const child = this.options.store.getChildByWebhookToken(token);
+  ): Promise<{ child: ChildRow } | { refused: 'unknown' | 'inactive' | 'no-webhook' | 'parent-removed' }> {
+    const child = await this.options.store.getChildByWebhookToken(token);
     if (!child) return { refused: 'unknown' };
     const parent = this.options.catalog.get(child.parentId);
     if (!parent) return { refused: 'parent-removed' };
@@ -146,7 +147,7 @@ export class Engine {
           scope,
           trigger,
           values: child.variables[block.id],
-          credential: this.credentialFor(child.userId, block.integration),
+          credential: await this.credentialFor(child.userId, block.integration),
           signal: this.shutdown.signal,
           httpTimeoutMs: this.options.httpTimeoutMs ?? 10_000,
         }));
@@ -170,12 +171,12 @@ export class Engine {
       finished: !failure,
       results,
     };
-    const error = store.transaction(() => {
+    const error = await store.transaction(async (tx) => {
       // The user may have been deleted (or the workflow removed) while this ran: its logs went with it.
-      if (!store.getChild(child.id)) return undefined;
-      store.insertExecution(child.id, execution);
+      if (!(await tx.getChild(child.id))) return undefined;
+      await tx.insertExecution(child.id, execution);
       if (!failure) return undefined;
-      const entry = store.insertError({
+      const entry = await tx.insertError({
         workflowId: child.id,
         executionId,
         blockId: failure.block.id,
@@ -183,7 +184,7 @@ export class Engine {
         error: failure.message,
         kind: failure.kind,
       });
-      delivery.enqueue(entry);
+      await delivery.enqueue(entry, tx);
       return entry;
     });
     if (error) {
@@ -212,9 +213,9 @@ export class Engine {
    * The `Authorization` header an HTTP block of an integration sends: the user's OAuth access
    * token, or the value of the integration's first required parameter (its API key).
    */
-  private credentialFor(userId: string, integration: string | undefined): string | undefined {
+  private async credentialFor(userId: string, integration: string | undefined): Promise<string | undefined> {
     if (!integration) return undefined;
-    const sealed = this.options.store.getCredentialSecret(userId, integration);
+    const sealed = await this.options.store.getCredentialSecret(userId, integration);
     if (!sealed) return undefined;
     const secret = this.options.secrets.open<
       { kind: 'oauth2'; accessToken: string } | { kind: 'parameters'; values: Record<string, string> }

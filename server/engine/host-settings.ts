@@ -41,8 +41,8 @@ const DEFAULTS: StoredHostSettings = {
   eventBus: { enabled: false, busName: null, region: null, endpoint: null, sealedKeys: null },
 };
 
-export function loadHostSettings(store: Store): StoredHostSettings {
-  const raw = store.getSetting(SETTINGS_KEY);
+export async function loadHostSettings(store: Store): Promise<StoredHostSettings> {
+  const raw = await store.getSetting(SETTINGS_KEY);
   if (!raw) return structuredClone(DEFAULTS);
   const parsed = JSON.parse(raw) as StoredHostSettings;
   return { ...DEFAULTS, ...parsed, eventBus: { ...DEFAULTS.eventBus, ...parsed.eventBus } };
@@ -60,12 +60,11 @@ export function activeChannels(settings: StoredHostSettings): Channel[] {
  * The secret that signs error deliveries (`Forge-Signature`), made on first use and kept sealed.
  * The host reads it with the API key (GET /settings) to verify that a delivery is the service's.
  */
-export function errorWebhookSecret(store: Store, secrets: SecretBox): string {
-  const sealed = store.getSetting('errorWebhookSecret');
-  if (sealed !== undefined) return secrets.open<string>(sealed);
-  const secret = `whsec_${randomBytes(32).toString('base64url')}`;
-  store.setSetting('errorWebhookSecret', secrets.seal(secret));
-  return secret;
+export async function errorWebhookSecret(store: Store, secrets: SecretBox): Promise<string> {
+  const sealed =
+    (await store.getSetting('errorWebhookSecret')) ??
+    (await store.addSetting('errorWebhookSecret', secrets.seal(`whsec_${randomBytes(32).toString('base64url')}`)));
+  return secrets.open<string>(sealed);
 }
 
 const EXAMPLE =
@@ -126,8 +125,8 @@ export function applyHostSettingsUpdate(
   return { next, switchedOff, retarget };
 }
 
-export function saveHostSettings(store: Store, settings: StoredHostSettings): void {
-  store.setSetting(SETTINGS_KEY, JSON.stringify(settings));
+export async function saveHostSettings(store: Store, settings: StoredHostSettings): Promise<void> {
+  await store.setSetting(SETTINGS_KEY, JSON.stringify(settings));
 }
 
 function applyEventBus(

@@ -48,7 +48,7 @@ export function registerSettings(
       config: { access: 'apiKey' },
       schema: { summary: 'Read the host settings', tags: ['settings'], response: { 200: HostSettingsSchema } },
     },
-    async () => hostSettingsView(loadHostSettings(store), store, secrets),
+    async () => hostSettingsView(await loadHostSettings(store), store, secrets),
   );
 
   api.put(
@@ -63,7 +63,7 @@ export function registerSettings(
       },
     },
     async (request) => {
-      const current = loadHostSettings(store);
+      const current = await loadHostSettings(store);
       const { next, switchedOff, retarget } = applyHostSettingsUpdate(current, request.body, secrets, {
         allowPrivateTargets: allowPrivateWebhooks,
       });
@@ -74,11 +74,11 @@ export function registerSettings(
           throw new HttpProblem(503, 'connector-unavailable', 'Connector unavailable', (error as Error).message);
         }
       }
-      await store.transaction(() => {
-        saveHostSettings(store, next);
+      await store.transaction(async (tx) => {
+        await saveHostSettings(tx, next);
         // A channel switched off takes nothing more, including what was waiting for it.
-        for (const channel of switchedOff) store.dropDeliveries(channel);
-        for (const channel of retarget) store.retryDeliveriesNow(channel);
+        for (const channel of switchedOff) await tx.dropDeliveries(channel);
+        for (const channel of retarget) await tx.retryDeliveriesNow(channel);
       });
       delivery.kick();
       return hostSettingsView(next, store, secrets);

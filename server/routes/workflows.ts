@@ -317,10 +317,10 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       const checked = checkBlockValues(parent, blockId, values, 'body', fields);
       fields.done();
       // Read, merge and write in one transaction, so concurrent saves of different blocks both stay.
-      const merged = await store.transaction(() => {
-        const current = store.getChild(child.id)!.variables;
+      const merged = await store.transaction(async (tx) => {
+        const current = (await tx.getChildForUpdate(child.id))!.variables;
         const next = { ...current, [blockId]: { ...current[blockId], ...checked } };
-        store.setChildVariables(child.id, next);
+        await tx.setChildVariables(child.id, next);
         return next[blockId]!;
       });
       return blockValuesView(block, merged);

@@ -1,111 +1,132 @@
-import type Database from 'better-sqlite3';
+import { type Generated, type Kysely, sql } from 'kysely';
+import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
+import * as tables from './migrations/0001_tables.js';
+import * as deliveryOutbox from './migrations/0002_delivery_outbox.js';
+import * as oauthGrants from './migrations/0003_oauth_grants.js';
+import * as errorKind from './migrations/0004_error_kind.js';
+
+/** The tables as the store reads and writes them (both backends store the same values). */
+export interface Tables {
+  settings: { key: string; value: string };
+  users: { id: string; email: string; full_name: string; created_at: string };
+  workflows: {
+    id: string;
+    user_id: string;
+    parent_id: string;
+    /** 1 or 0: one column type on both backends. */
+    active: number;
+    /** JSON text. */
+    variables: string;
+    webhook_token: string;
+    created_at: string;
+    updated_at: string;
+  };
+  credentials: { user_id: string; integration: string; secret: string; connected_at: string };
+  executions: {
+    id: string;
+    workflow_id: string;
+    started_at: string;
+    stopped_at: string;
+    finished: number;
+    results: string;
+  };
+  error_logs: {
+    id: string;
+    workflow_id: string;
+    execution_id: string;
+    block_id: string;
+    block_type: string;
+    error: string;
+    /** What kind of problem (ErrorKind), decided when the entry is recorded. */
+    kind: Generated<'connection' | 'settings' | 'app' | 'internal'>;
+    created_at: string;
+    updated_at: string;
+    version: Generated<number>;
+  };
+  oauth_states: {
+    state: string;
+    user_id: string;
+    integration: string;
+    opener_origin: string;
+    code: string | null;
+    expires_at: number;
+    opened: Generated<number>;
+  };
+  oauth_grants: {
+    confirmation_hash: string;
+    user_id: string;
+    integration: string;
+    opener_origin: string;
+    grant_secret: string;
+    expires_at: number;
+  };
+  deliveries: {
+    error_id: string;
+    channel: string;
+    attempts: Generated<number>;
+    due_at: number;
+    last_error: string | null;
+  };
+}
 
 /**
- * The schema, applied in order; `user_version` records how many steps a database has seen, so a
- * database written by an older service is brought forward on start.
+ * Every migration, in the order they apply; the name is what the database records. The first
+ * three are the steps that earlier versions counted in SQLite's `user_version`.
  */
-const MIGRATIONS: string[] = [
-  `
-  CREATE TABLE settings (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-  );
-  CREATE TABLE users (
-    id         TEXT PRIMARY KEY,
-    email      TEXT NOT NULL UNIQUE,
-    full_name  TEXT NOT NULL,
-    created_at TEXT NOT NULL
-  );
-  CREATE TABLE workflows (
-    id            TEXT PRIMARY KEY,
-    user_id       TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-    parent_id     TEXT NOT NULL,
-    active        INTEGER NOT NULL,
-    variables     TEXT NOT NULL,
-    webhook_token TEXT NOT NULL UNIQUE,
-    created_at    TEXT NOT NULL,
-    updated_at    TEXT NOT NULL,
-    UNIQUE (user_id, parent_id)
-  );
-  CREATE TABLE credentials (
-    user_id      TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-    integration  TEXT NOT NULL,
-    secret       TEXT NOT NULL,
-    connected_at TEXT NOT NULL,
-    PRIMARY KEY (user_id, integration)
-  );
-  CREATE TABLE executions (
-    id          TEXT PRIMARY KEY,
-    workflow_id TEXT NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
-    started_at  TEXT NOT NULL,
-    stopped_at  TEXT NOT NULL,
-    finished    INTEGER NOT NULL,
-    results     TEXT NOT NULL
-  );
-  -- Logs are read a page at a time per workflow, newest or oldest first.
-  CREATE INDEX executions_by_workflow ON executions (workflow_id, started_at, id);
-  CREATE TABLE error_logs (
-    id           TEXT PRIMARY KEY,
-    workflow_id  TEXT NOT NULL REFERENCES workflows(id) ON DELETE CASCADE,
-    execution_id TEXT NOT NULL,
-    block_id     TEXT NOT NULL,
-    block_type   TEXT NOT NULL,
-    error        TEXT NOT NULL,
-    created_at   TEXT NOT NULL,
-    updated_at   TEXT NOT NULL,
-    version      INTEGER NOT NULL DEFAULT 0
-  );
-  CREATE INDEX error_logs_by_workflow ON error_logs (workflow_id, created_at);
-  CREATE TABLE oauth_states (
-    state         TEXT PRIMARY KEY,
-    user_id       TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-    integration   TEXT NOT NULL,
-    opener_origin TEXT NOT NULL,
-    code          TEXT,
-    expires_at    INTEGER NOT NULL
-  );
-  `,
-  // Executions: the scheduler reads a parent's active children; the outbox holds every error
-  // log entry until each channel of the host (error webhook, event bus) has taken it.
-  `
-  CREATE INDEX workflows_by_parent ON workflows (parent_id, active);
-  CREATE TABLE deliveries (
-    error_id   TEXT NOT NULL REFERENCES error_logs(id) ON DELETE CASCADE,
-    channel    TEXT NOT NULL,
-    attempts   INTEGER NOT NULL DEFAULT 0,
-    due_at     INTEGER NOT NULL,
-    last_error TEXT,
-    PRIMARY KEY (error_id, channel)
-  );
-  CREATE INDEX deliveries_by_due ON deliveries (due_at);
-  `,
-  // OAuth bound to the browser that started it: the authorize link works once, and a grant
-  // waits, pending, until the element that started the flow confirms it (server/oauth-grants.ts).
-  `
-  ALTER TABLE oauth_states ADD COLUMN opened INTEGER NOT NULL DEFAULT 0;
-  CREATE TABLE oauth_grants (
-    confirmation_hash TEXT PRIMARY KEY,
-    user_id           TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-    integration       TEXT NOT NULL,
-    opener_origin     TEXT NOT NULL,
-    grant_secret      TEXT NOT NULL,
-    expires_at        INTEGER NOT NULL
-  );
-  `,
-  // Run health (GET /workflow-health): each error entry says what kind of problem it was, decided
-  // when it is recorded; entries recorded before are \`internal\`, as nothing is known of them.
-  // Failures per day are counted over error_logs_by_workflow.
-  `
-  ALTER TABLE error_logs ADD COLUMN kind TEXT NOT NULL DEFAULT 'internal';
-  `,
-];
+export const MIGRATIONS: Record<string, Migration> = {
+  '0001_tables': tables,
+  '0002_delivery_outbox': deliveryOutbox,
+  '0003_oauth_grants': oauthGrants,
+  '0004_error_kind': errorKind,
+};
 
-export function migrate(db: Database.Database): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  for (let step = current; step < MIGRATIONS.length; step++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[step]!);
-      db.pragma(`user_version = ${step + 1}`);
-    })();
+/** Where Kysely's Migrator records what it applied (its default name). */
+const MIGRATION_TABLE = 'kysely_migration';
+
+/**
+ * Brings the database to the latest schema; safe to run from several instances at once (the
+ * Migrator takes a lock). Throws with every failed step's error.
+ */
+export async function migrate(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres'): Promise<MigrationResultSet> {
+  if (dialect === 'sqlite') await adoptVersionedSqlite(db);
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => MIGRATIONS },
+    migrationTableName: MIGRATION_TABLE,
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new Error(
+      `The database could not be migrated${failed ? ` (step ${failed})` : ''}: ${(result.error as Error).message ?? result.error}`,
+      { cause: result.error },
+    );
   }
+  return result;
+}
+
+/**
+ * A SQLite database made before the Migrator counted its schema steps in `user_version`: the
+ * first that many migrations are already in it, so they are recorded as applied (in the
+ * Migrator's own table, as it would have written them) and only the later ones run.
+ */
+async function adoptVersionedSqlite(db: Kysely<Tables>): Promise<void> {
+  const { rows } = await sql<{ user_version: number }>`PRAGMA user_version`.execute(db);
+  const steps = rows[0]?.user_version ?? 0;
+  if (steps === 0) return;
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  if (tables.some((t) => t.name === MIGRATION_TABLE)) return;
+  const names = Object.keys(MIGRATIONS).slice(0, steps);
+  await db.transaction().execute(async (trx) => {
+    await trx.schema
+      .createTable(MIGRATION_TABLE)
+      .addColumn('name', 'varchar(255)', (c) => c.notNull().primaryKey())
+      .addColumn('timestamp', 'varchar(255)', (c) => c.notNull())
+      .execute();
+    const timestamp = new Date().toISOString();
+    await (trx as unknown as Kysely<Record<string, { name: string; timestamp: string }>>)
+      .insertInto(MIGRATION_TABLE)
+      .values(names.map((name) => ({ name, timestamp })))
+      .execute();
+  });
 }

@@ -10,7 +10,16 @@ import type {
   VariableValues,
   WorkflowHealth,
 } from 'forge-embed/client';
-import { migrate } from './schema.js';
+import {
+  Kysely,
+  PostgresDialect,
+  type Selectable,
+  type SqliteDatabase,
+  SqliteDialect,
+  type SqliteStatement,
+  sql,
+} from 'kysely';
+import { migrate, type Tables } from './schema.js';
 
 /** Ids in the style of the records the service interface shows (`_id`, `__v`): 24 hex digits. */
 export function newId(): string {
@@ -35,16 +44,8 @@ export interface ChildRow {
   updatedAt: string;
 }
 
-interface RawChild {
-  id: string;
-  user_id: string;
-  parent_id: string;
-  active: number;
-  variables: string;
-  webhook_token: string;
-  created_at: string;
-  updated_at: string;
-}
+type RawChild = Selectable<Tables['workflows']>;
+type RawError = Selectable<Tables['error_logs']>;
 
 const toChild = (row: RawChild): ChildRow => ({
   id: row.id,
@@ -56,19 +57,6 @@ const toChild = (row: RawChild): ChildRow => ({
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
-
-interface RawError {
-  id: string;
-  workflow_id: string;
-  execution_id: string;
-  block_id: string;
-  block_type: string;
-  error: string;
-  kind: ErrorKind;
-  created_at: string;
-  updated_at: string;
-  version: number;
-}
 
 const toErrorEntry = (row: RawError): ErrorLogEntry => ({
   _id: row.id,
@@ -83,14 +71,36 @@ const toErrorEntry = (row: RawError): ErrorLogEntry => ({
   __v: row.version,
 });
 
-/** The unique constraint that a write broke, or null when the error is something else. */
+const ERROR_COLUMNS = [
+  'id',
+  'workflow_id',
+  'execution_id',
+  'block_id',
+  'block_type',
+  'error',
+  'kind',
+  'created_at',
+  'updated_at',
+  'version',
+] as const;
+
+/**
+ * The unique constraint that a write broke, or null when the error is something else: SQLite's
+ * codes, or PostgreSQL's SQLSTATE 23505 (unique_violation).
+ */
 export function uniqueViolation(error: unknown): string | null {
-  const e = error as { code?: string; message?: string };
+  const e = error as { code?: string; message?: string; constraint?: string };
+  if (e?.code === '23505') return e.constraint ?? e.message ?? '';
   if (e?.code !== 'SQLITE_CONSTRAINT_UNIQUE' && e?.code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return null;
   return e.message ?? '';
 }
 
-function openDatabase(path: string): Database.Database {
+export type Dialect = 'sqlite' | 'postgres';
+
+/** Whether a `--db` value names a PostgreSQL server rather than a SQLite file. */
+export const isPostgresUrl = (location: string) => /^postgres(ql)?:\/\//i.test(location);
+
+function openSqlite(path: string): Database.Database {
   // better-sqlite3 is an optional dependency, so that installing the elements alone never
   // compiles SQLite; the service says plainly what to do when it is missing.
   const require = createRequire(import.meta.url);
@@ -111,7 +121,6 @@ function openDatabase(path: string): Database.Database {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  migrate(db);
   return db;
 }
 
@@ -128,102 +137,169 @@ function restrictToOwner(path: string): void {
   }
 }
 
-/** All persistent state of the service, in one SQLite database. */
+/** How many prepared statements a SQLite database keeps; the store's SQL is a far smaller fixed set. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * The database as Kysely's SQLite dialect sees it, with each SQL text prepared once: preparing
+ * is a measurable part of every request (SQLite parses and plans the text each time), and the
+ * dialect would prepare again for every query.
+ */
+function preparingOnce(db: Database.Database): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
+  return {
+    close: () => db.close(),
+    prepare(text) {
+      let statement = statements.get(text);
+      if (!statement) {
+        statement = db.prepare(text) as unknown as SqliteStatement;
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+/**
+ * All persistent state of the service: one SQLite file, or a PostgreSQL database. Every method
+ * is async and means the same on both backends.
+ */
 export class Store {
-  readonly db: Database.Database;
+  /** The query builder; inside `transaction(work)`, the transaction's. */
+  readonly db: Kysely<Tables>;
+  readonly dialect: Dialect;
+
+  private constructor(db: Kysely<Tables>, dialect: Dialect) {
+    this.db = db;
+    this.dialect = dialect;
+  }
 
   /**
-   * Statements prepared once per SQL text: preparing is a measurable part of every request
-   * (SQLite parses and plans the text each time), and the store's SQL is a fixed set.
+   * Opens (creating when missing) the database at `location` — a SQLite file, `:memory:`, or a
+   * `postgres://` URL — and brings its schema up to date.
    */
-  readonly #statements = new Map<string, Database.Statement>();
-
-  constructor(path: string) {
-    this.db = openDatabase(path);
-  }
-
-  #sql(text: string): Database.Statement {
-    let statement = this.#statements.get(text);
-    if (!statement) {
-      statement = this.db.prepare(text);
-      this.#statements.set(text, statement);
+  static async open(location: string): Promise<Store> {
+    const store = isPostgresUrl(location)
+      ? new Store(await postgresKysely(location), 'postgres')
+      : new Store(
+          new Kysely<Tables>({ dialect: new SqliteDialect({ database: preparingOnce(openSqlite(location)) }) }),
+          'sqlite',
+        );
+    try {
+      await migrate(store.db, store.dialect);
+    } catch (error) {
+      await store.close();
+      throw error;
     }
-    return statement;
+    return store;
   }
 
-  close(): void {
-    this.db.close();
+  async close(): Promise<void> {
+    await this.db.destroy();
   }
 
   /** Throws when the database cannot answer a query (for the readiness probe). */
-  ping(): void {
-    this.#sql('SELECT 1').get();
+  async ping(): Promise<void> {
+    await sql`SELECT 1`.execute(this.db);
   }
 
-  transaction<T>(work: () => T): T {
-    return this.db.transaction(work)();
+  /**
+   * Runs `work` in one transaction: its writes are saved together or not at all. `work` gets the
+   * store bound to the transaction and must use it, not this store, for every query (on SQLite
+   * the one connection is the transaction's until it ends). Inside a transaction, runs in it.
+   */
+  async transaction<T>(work: (tx: Store) => Promise<T>): Promise<T> {
+    if (this.db.isTransaction) return work(this);
+    return this.db.transaction().execute((trx) => work(new Store(trx, this.dialect)));
   }
 
   // Settings ------------------------------------------------------------------------------
 
-  getSetting(key: string): string | undefined {
-    const row = this.#sql('SELECT value FROM settings WHERE key = ?').get(key) as { value: string } | undefined;
+  async getSetting(key: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
     return row?.value;
   }
 
-  setSetting(key: string, value: string): void {
-    this.#sql(
-      'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-    ).run(key, value);
+  async setSetting(key: string, value: string): Promise<void> {
+    await this.db
+      .insertInto('settings')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value: (eb) => eb.ref('excluded.value') }))
+      .execute();
   }
 
-  deleteSetting(key: string): void {
-    this.#sql('DELETE FROM settings WHERE key = ?').run(key);
+  /**
+   * Stores a setting unless one is there already; answers the stored value, so of two callers
+   * racing to create it, both get the winner's.
+   */
+  async addSetting(key: string, value: string): Promise<string> {
+    await this.db
+      .insertInto('settings')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    return (await this.getSetting(key)) ?? value;
+  }
+
+  async deleteSetting(key: string): Promise<void> {
+    await this.db.deleteFrom('settings').where('key', '=', key).execute();
   }
 
   // Users ---------------------------------------------------------------------------------
 
-  createUser(fullName: string, email: string): string {
+  async createUser(fullName: string, email: string): Promise<string> {
     const id = newId();
-    this.#sql('INSERT INTO users (id, email, full_name, created_at) VALUES (?, ?, ?, ?)').run(
-      id,
-      email,
-      fullName,
-      new Date().toISOString(),
-    );
+    await this.db
+      .insertInto('users')
+      .values({ id, email, full_name: fullName, created_at: new Date().toISOString() })
+      .execute();
     return id;
   }
 
-  listUsers(): User[] {
-    return this.#sql(
-      'SELECT id AS _id, email, full_name AS fullName FROM users ORDER BY created_at, id',
-    ).all() as User[];
+  async listUsers(): Promise<User[]> {
+    return this.db
+      .selectFrom('users')
+      .select(['id as _id', 'email', 'full_name as fullName'])
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
   }
 
-  getUser(id: string): User | undefined {
-    return this.#sql('SELECT id AS _id, email, full_name AS fullName FROM users WHERE id = ?').get(id) as
-      | User
-      | undefined;
+  async getUser(id: string): Promise<User | undefined> {
+    return this.db
+      .selectFrom('users')
+      .select(['id as _id', 'email', 'full_name as fullName'])
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
-  updateUser(id: string, fullName: string, email: string): boolean {
-    return this.#sql('UPDATE users SET full_name = ?, email = ? WHERE id = ?').run(fullName, email, id).changes === 1;
+  async updateUser(id: string, fullName: string, email: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('users')
+      .set({ full_name: fullName, email })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 
   /**
    * Removes the user and, through the foreign keys, its workflows, credentials, logs and errors,
-   * for real: secure_delete zeroes the freed space, and the write-ahead log, which still holds
-   * earlier copies of the pages, is emptied.
+   * for real: on SQLite secure_delete zeroes the freed space, and the write-ahead log, which
+   * still holds earlier copies of the pages, is emptied.
    */
-  deleteUser(id: string): boolean {
-    const deleted = this.#sql('DELETE FROM users WHERE id = ?').run(id).changes === 1;
-    if (deleted) this.db.pragma('wal_checkpoint(TRUNCATE)');
+  async deleteUser(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+    const deleted = result.numDeletedRows === 1n;
+    if (deleted && this.dialect === 'sqlite' && !this.db.isTransaction) {
+      await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(this.db);
+    }
     return deleted;
   }
 
   // Child workflows -----------------------------------------------------------------------
 
-  createChild(userId: string, parentId: string, variables: Record<string, VariableValues>): ChildRow {
+  async createChild(userId: string, parentId: string, variables: Record<string, VariableValues>): Promise<ChildRow> {
     const now = new Date().toISOString();
     const row: RawChild = {
       id: newId(),
@@ -235,210 +311,267 @@ export class Store {
       created_at: now,
       updated_at: now,
     };
-    this.#sql(
-      `INSERT INTO workflows (id, user_id, parent_id, active, variables, webhook_token, created_at, updated_at)
-         VALUES (@id, @user_id, @parent_id, @active, @variables, @webhook_token, @created_at, @updated_at)`,
-    ).run(row);
+    await this.db.insertInto('workflows').values(row).execute();
     return toChild(row);
   }
 
-  getChild(id: string): ChildRow | undefined {
-    const row = this.#sql('SELECT * FROM workflows WHERE id = ?').get(id) as RawChild | undefined;
+  async getChild(id: string): Promise<ChildRow | undefined> {
+    const row = await this.db.selectFrom('workflows').selectAll().where('id', '=', id).executeTakeFirst();
     return row && toChild(row);
   }
 
-  getChildByWebhookToken(token: string): ChildRow | undefined {
-    const row = this.#sql('SELECT * FROM workflows WHERE webhook_token = ?').get(token) as RawChild | undefined;
+  /**
+   * Reads a child inside a transaction and keeps others from writing it until the transaction
+   * ends, so a read-modify-write loses no concurrent write (PostgreSQL locks the row; SQLite's
+   * one connection already serializes transactions).
+   */
+  async getChildForUpdate(id: string): Promise<ChildRow | undefined> {
+    let query = this.db.selectFrom('workflows').selectAll().where('id', '=', id);
+    if (this.dialect === 'postgres') query = query.forUpdate();
+    const row = await query.executeTakeFirst();
     return row && toChild(row);
   }
 
-  findChild(userId: string, parentId: string): ChildRow | undefined {
-    const row = this.#sql('SELECT * FROM workflows WHERE user_id = ? AND parent_id = ?').get(userId, parentId) as
-      | RawChild
-      | undefined;
+  async getChildByWebhookToken(token: string): Promise<ChildRow | undefined> {
+    const row = await this.db.selectFrom('workflows').selectAll().where('webhook_token', '=', token).executeTakeFirst();
     return row && toChild(row);
   }
 
-  listChildren(userId: string): ChildRow[] {
-    return (
-      this.#sql('SELECT * FROM workflows WHERE user_id = ? ORDER BY created_at, id').all(userId) as RawChild[]
-    ).map(toChild);
+  async findChild(userId: string, parentId: string): Promise<ChildRow | undefined> {
+    const row = await this.db
+      .selectFrom('workflows')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('parent_id', '=', parentId)
+      .executeTakeFirst();
+    return row && toChild(row);
   }
 
-  listActiveChildren(): ChildRow[] {
-    return (this.#sql('SELECT * FROM workflows WHERE active = 1').all() as RawChild[]).map(toChild);
+  async listChildren(userId: string): Promise<ChildRow[]> {
+    const rows = await this.db
+      .selectFrom('workflows')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toChild);
   }
 
-  setChildActive(id: string, active: boolean): void {
-    this.#sql('UPDATE workflows SET active = ?, updated_at = ? WHERE id = ?').run(
-      active ? 1 : 0,
-      new Date().toISOString(),
-      id,
-    );
+  async listActiveChildren(): Promise<ChildRow[]> {
+    const rows = await this.db.selectFrom('workflows').selectAll().where('active', '=', 1).execute();
+    return rows.map(toChild);
+  }
+
+  async setChildActive(id: string, active: boolean): Promise<void> {
+    await this.db
+      .updateTable('workflows')
+      .set({ active: active ? 1 : 0, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Switches off every active workflow of a user; answers how many were on. */
-  deactivateUserChildren(userId: string): number {
-    return this.#sql('UPDATE workflows SET active = 0, updated_at = ? WHERE user_id = ? AND active = 1').run(
-      new Date().toISOString(),
-      userId,
-    ).changes;
+  async deactivateUserChildren(userId: string): Promise<number> {
+    const result = await this.db
+      .updateTable('workflows')
+      .set({ active: 0, updated_at: new Date().toISOString() })
+      .where('user_id', '=', userId)
+      .where('active', '=', 1)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
-  setChildVariables(id: string, variables: Record<string, VariableValues>): void {
-    this.#sql('UPDATE workflows SET variables = ?, updated_at = ? WHERE id = ?').run(
-      JSON.stringify(variables),
-      new Date().toISOString(),
-      id,
-    );
+  async setChildVariables(id: string, variables: Record<string, VariableValues>): Promise<void> {
+    await this.db
+      .updateTable('workflows')
+      .set({ variables: JSON.stringify(variables), updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Gives a child a new webhook token; answers it. */
-  rotateWebhookToken(id: string): string {
+  async rotateWebhookToken(id: string): Promise<string> {
     const token = newWebhookToken();
-    this.#sql('UPDATE workflows SET webhook_token = ?, updated_at = ? WHERE id = ?').run(
-      token,
-      new Date().toISOString(),
-      id,
-    );
+    await this.db
+      .updateTable('workflows')
+      .set({ webhook_token: token, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
     return token;
   }
 
-  deleteChild(id: string): boolean {
-    return this.#sql('DELETE FROM workflows WHERE id = ?').run(id).changes === 1;
+  async deleteChild(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('workflows').where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows === 1n;
   }
 
   // Credentials ---------------------------------------------------------------------------
 
-  saveCredential(userId: string, integration: string, sealedSecret: string): string {
+  async saveCredential(userId: string, integration: string, sealedSecret: string): Promise<string> {
     const connectedAt = new Date().toISOString();
-    this.#sql(
-      `INSERT INTO credentials (user_id, integration, secret, connected_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (user_id, integration) DO UPDATE SET secret = excluded.secret, connected_at = excluded.connected_at`,
-    ).run(userId, integration, sealedSecret, connectedAt);
+    await this.db
+      .insertInto('credentials')
+      .values({ user_id: userId, integration, secret: sealedSecret, connected_at: connectedAt })
+      .onConflict((oc) =>
+        oc.columns(['user_id', 'integration']).doUpdateSet({
+          secret: (eb) => eb.ref('excluded.secret'),
+          connected_at: (eb) => eb.ref('excluded.connected_at'),
+        }),
+      )
+      .execute();
     return connectedAt;
   }
 
-  listCredentials(userId: string): Array<{ integration: string; connectedAt: string }> {
-    return this.#sql(
-      'SELECT integration, connected_at AS connectedAt FROM credentials WHERE user_id = ? ORDER BY integration',
-    ).all(userId) as Array<{ integration: string; connectedAt: string }>;
+  async listCredentials(userId: string): Promise<Array<{ integration: string; connectedAt: string }>> {
+    return this.db
+      .selectFrom('credentials')
+      .select(['integration', 'connected_at as connectedAt'])
+      .where('user_id', '=', userId)
+      .orderBy('integration')
+      .execute();
   }
 
-  getCredentialSecret(userId: string, integration: string): string | undefined {
-    const row = this.#sql('SELECT secret FROM credentials WHERE user_id = ? AND integration = ?').get(
-      userId,
-      integration,
-    ) as { secret: string } | undefined;
+  async getCredentialSecret(userId: string, integration: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('credentials')
+      .select('secret')
+      .where('user_id', '=', userId)
+      .where('integration', '=', integration)
+      .executeTakeFirst();
     return row?.secret;
   }
 
   // OAuth states: one-time, short-lived, bound to a user and the origin that asked ----------
 
-  createOAuthState(
+  async createOAuthState(
     userId: string,
     integration: string,
     openerOrigin: string,
     ttlMs: number,
-  ): { state: string; expiresAt: number } {
+  ): Promise<{ state: string; expiresAt: number }> {
     const state = randomBytes(24).toString('base64url');
     const expiresAt = Date.now() + ttlMs;
-    this.#sql('DELETE FROM oauth_states WHERE expires_at < ?').run(Date.now());
-    this.#sql(
-      'INSERT INTO oauth_states (state, user_id, integration, opener_origin, expires_at) VALUES (?, ?, ?, ?, ?)',
-    ).run(state, userId, integration, openerOrigin, expiresAt);
+    await this.db.deleteFrom('oauth_states').where('expires_at', '<', Date.now()).execute();
+    await this.db
+      .insertInto('oauth_states')
+      .values({ state, user_id: userId, integration, opener_origin: openerOrigin, expires_at: expiresAt })
+      .execute();
     return { state, expiresAt };
   }
 
-  getOAuthState(
-    state: string,
-  ): { userId: string; integration: string; openerOrigin: string; code: string | null } | undefined {
-    return this.#sql(
-      `SELECT user_id AS userId, integration, opener_origin AS openerOrigin, code
-         FROM oauth_states WHERE state = ? AND expires_at >= ?`,
-    ).get(state, Date.now()) as
-      | { userId: string; integration: string; openerOrigin: string; code: string | null }
-      | undefined;
+  async getOAuthState(state: string): Promise<OAuthState | undefined> {
+    return this.db
+      .selectFrom('oauth_states')
+      .select(['user_id as userId', 'integration', 'opener_origin as openerOrigin', 'code'])
+      .where('state', '=', state)
+      .where('expires_at', '>=', Date.now())
+      .executeTakeFirst();
   }
 
-  setOAuthCode(state: string, code: string): void {
-    this.#sql('UPDATE oauth_states SET code = ? WHERE state = ?').run(code, state);
+  async setOAuthCode(state: string, code: string): Promise<void> {
+    await this.db.updateTable('oauth_states').set({ code }).where('state', '=', state).execute();
   }
 
   /** Marks the authorize link of a state as opened; true only the first time, within its lifetime. */
-  markOAuthStateOpened(state: string): boolean {
-    return (
-      this.#sql('UPDATE oauth_states SET opened = 1 WHERE state = ? AND opened = 0 AND expires_at >= ?').run(
-        state,
-        Date.now(),
-      ).changes === 1
-    );
+  async markOAuthStateOpened(state: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('oauth_states')
+      .set({ opened: 1 })
+      .where('state', '=', state)
+      .where('opened', '=', 0)
+      .where('expires_at', '>=', Date.now())
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 
-  createPendingGrant(grant: PendingGrant): void {
-    this.#sql('DELETE FROM oauth_grants WHERE expires_at < ?').run(Date.now());
-    this.#sql(
-      `INSERT INTO oauth_grants (confirmation_hash, user_id, integration, opener_origin, grant_secret, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-    ).run(grant.hash, grant.userId, grant.integration, grant.openerOrigin, grant.sealedGrant, grant.expiresAt);
+  async createPendingGrant(grant: PendingGrant): Promise<void> {
+    await this.db.deleteFrom('oauth_grants').where('expires_at', '<', Date.now()).execute();
+    await this.db
+      .insertInto('oauth_grants')
+      .values({
+        confirmation_hash: grant.hash,
+        user_id: grant.userId,
+        integration: grant.integration,
+        opener_origin: grant.openerOrigin,
+        grant_secret: grant.sealedGrant,
+        expires_at: grant.expiresAt,
+      })
+      .execute();
   }
 
-  /** Uses a pending grant up, whatever becomes of it. */
-  takePendingGrant(hash: string): PendingGrant | undefined {
-    return this.transaction(() => {
-      const found = this.#sql(
-        `SELECT confirmation_hash AS hash, user_id AS userId, integration, opener_origin AS openerOrigin,
-             grant_secret AS sealedGrant, expires_at AS expiresAt
-           FROM oauth_grants WHERE confirmation_hash = ?`,
-      ).get(hash) as PendingGrant | undefined;
-      this.#sql('DELETE FROM oauth_grants WHERE confirmation_hash = ?').run(hash);
-      return found;
-    });
+  /** Uses a pending grant up, whatever becomes of it; of two at once, one gets it. */
+  async takePendingGrant(hash: string): Promise<PendingGrant | undefined> {
+    return this.db
+      .deleteFrom('oauth_grants')
+      .where('confirmation_hash', '=', hash)
+      .returning([
+        'confirmation_hash as hash',
+        'user_id as userId',
+        'integration',
+        'opener_origin as openerOrigin',
+        'grant_secret as sealedGrant',
+        'expires_at as expiresAt',
+      ])
+      .executeTakeFirst();
   }
 
-  /** Uses a state up; answers it only if it was still there, so a replay finds nothing. */
-  takeOAuthState(
-    state: string,
-  ): { userId: string; integration: string; openerOrigin: string; code: string | null } | undefined {
-    return this.transaction(() => {
-      const found = this.getOAuthState(state);
-      this.#sql('DELETE FROM oauth_states WHERE state = ?').run(state);
-      return found;
-    });
+  /** Uses a state up; answers it only if it was still there (and valid), so a replay finds nothing. */
+  async takeOAuthState(state: string): Promise<OAuthState | undefined> {
+    const found = await this.db
+      .deleteFrom('oauth_states')
+      .where('state', '=', state)
+      .returning(['user_id as userId', 'integration', 'opener_origin as openerOrigin', 'code', 'expires_at'])
+      .executeTakeFirst();
+    if (!found || found.expires_at < Date.now()) return undefined;
+    const { expires_at: _expiresAt, ...flow } = found;
+    return flow;
   }
 
   // Execution logs and error logs ---------------------------------------------------------
 
-  insertExecution(workflowId: string, entry: ExecutionLogEntry): void {
-    this.#sql(
-      'INSERT INTO executions (id, workflow_id, started_at, stopped_at, finished, results) VALUES (?, ?, ?, ?, ?, ?)',
-    ).run(
-      entry.executionId,
-      workflowId,
-      entry.startedAt,
-      entry.stoppedAt,
-      entry.finished ? 1 : 0,
-      JSON.stringify(entry.results),
-    );
+  async insertExecution(workflowId: string, entry: ExecutionLogEntry): Promise<void> {
+    await this.db
+      .insertInto('executions')
+      .values({
+        id: entry.executionId,
+        workflow_id: workflowId,
+        started_at: entry.startedAt,
+        stopped_at: entry.stoppedAt,
+        finished: entry.finished ? 1 : 0,
+        results: JSON.stringify(entry.results),
+      })
+      .execute();
   }
 
-  listExecutions(workflowId: string, page: number, limit: number, order: 'asc' | 'desc'): ExecutionLogEntry[] {
-    const direction = order === 'asc' ? 'ASC' : 'DESC';
-    // The page is found in the index alone (it covers workflow_id, started_at, id and the rowid),
-    // and only its rows are read from the table: a deep page skips index entries, not whole rows.
-    const rows = this.#sql(
-      `SELECT id, started_at, stopped_at, finished, results FROM executions
-         WHERE rowid IN (
-           SELECT rowid FROM executions WHERE workflow_id = ?
-           ORDER BY started_at ${direction}, id ${direction} LIMIT ? OFFSET ?)
-         ORDER BY started_at ${direction}, id ${direction}`,
-    ).all(workflowId, limit, (page - 1) * limit) as Array<{
-      id: string;
-      started_at: string;
-      stopped_at: string;
-      finished: number;
-      results: string;
-    }>;
+  async listExecutions(
+    workflowId: string,
+    page: number,
+    limit: number,
+    order: 'asc' | 'desc',
+  ): Promise<ExecutionLogEntry[]> {
+    const offset = (page - 1) * limit;
+    let query = this.db.selectFrom('executions').select(['id', 'started_at', 'stopped_at', 'finished', 'results']);
+    if (this.dialect === 'sqlite') {
+      // The page is found in the index alone (it covers workflow_id, started_at, id and the
+      // rowid), and only its rows are read from the table: a deep page skips index entries, not
+      // whole rows.
+      query = query.where(
+        sql.ref('rowid'),
+        'in',
+        this.db
+          .selectFrom('executions')
+          .select(sql<number>`rowid`.as('rowid'))
+          .where('workflow_id', '=', workflowId)
+          .orderBy('started_at', order)
+          .orderBy('id', order)
+          .limit(limit)
+          .offset(offset),
+      );
+    } else {
+      query = query.where('workflow_id', '=', workflowId).limit(limit).offset(offset);
+    }
+    const rows = await query.orderBy('started_at', order).orderBy('id', order).execute();
     return rows.map((row) => ({
       executionId: row.id,
       startedAt: row.started_at,
@@ -448,7 +581,7 @@ export class Store {
     }));
   }
 
-  insertError(entry: Omit<ErrorLogEntry, '_id' | 'createdAt' | 'updatedAt' | '__v'>): ErrorLogEntry {
+  async insertError(entry: Omit<ErrorLogEntry, '_id' | 'createdAt' | 'updatedAt' | '__v'>): Promise<ErrorLogEntry> {
     const now = new Date().toISOString();
     const row: RawError = {
       id: newId(),
@@ -462,41 +595,29 @@ export class Store {
       updated_at: now,
       version: 0,
     };
-    this.#sql(
-      `INSERT INTO error_logs (id, workflow_id, execution_id, block_id, block_type, error, kind, created_at, updated_at, version)
-         VALUES (@id, @workflow_id, @execution_id, @block_id, @block_type, @error, @kind, @created_at, @updated_at, @version)`,
-    ).run(row);
+    await this.db.insertInto('error_logs').values(row).execute();
     return toErrorEntry(row);
   }
 
-  listErrors(workflowId: string): ErrorLogEntry[] {
-    return (
-      this.#sql('SELECT * FROM error_logs WHERE workflow_id = ? ORDER BY created_at DESC, id DESC').all(
-        workflowId,
-      ) as RawError[]
-    ).map(toErrorEntry);
+  async listErrors(workflowId: string): Promise<ErrorLogEntry[]> {
+    const rows = await this.db
+      .selectFrom('error_logs')
+      .select(ERROR_COLUMNS)
+      .where('workflow_id', '=', workflowId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    return rows.map(toErrorEntry);
   }
 
   /**
    * The run health of every child workflow of a user, in one query: the latest execution, the
-   * error entry of that execution when it failed, and the failures since `since`. Each
-   * subquery walks one workflow's slice of an index (executions_by_workflow,
-   * error_logs_by_workflow), so the answer stays quick however many runs a workflow has.
+   * error entry of that execution when it failed, and the failures since `since`. Each subquery
+   * walks one workflow's slice of an index (executions_by_workflow, error_logs_by_workflow), so
+   * the answer stays quick however many runs a workflow has had.
    */
-  listHealth(userId: string, since: string): Array<Omit<WorkflowHealth, 'nextRunAt'>> {
-    const rows = this.#sql(
-      `SELECT w.id, w.parent_id, w.active,
-           x.id AS run_id, x.started_at, x.stopped_at, x.finished,
-           e.kind, e.error, e.block_id, e.created_at AS failed_at,
-           (SELECT COUNT(*) FROM error_logs c WHERE c.workflow_id = w.id AND c.created_at >= @since) AS failed
-         FROM workflows w
-         LEFT JOIN executions x ON x.id = (
-           SELECT id FROM executions WHERE workflow_id = w.id ORDER BY started_at DESC, id DESC LIMIT 1)
-         LEFT JOIN error_logs e ON x.finished = 0 AND e.execution_id = x.id AND e.id = (
-           SELECT id FROM error_logs WHERE workflow_id = w.id ORDER BY created_at DESC, id DESC LIMIT 1)
-         WHERE w.user_id = @userId
-         ORDER BY w.created_at, w.id`,
-    ).all({ userId, since }) as Array<{
+  async listHealth(userId: string, since: string): Promise<Array<Omit<WorkflowHealth, 'nextRunAt'>>> {
+    const { rows } = await sql<{
       id: string;
       parent_id: string;
       active: number;
@@ -509,7 +630,18 @@ export class Store {
       block_id: string;
       failed_at: string;
       failed: number;
-    }>;
+    }>`
+      SELECT w.id, w.parent_id, w.active,
+          x.id AS run_id, x.started_at, x.stopped_at, x.finished,
+          e.kind, e.error, e.block_id, e.created_at AS failed_at,
+          CAST((SELECT COUNT(*) FROM error_logs c WHERE c.workflow_id = w.id AND c.created_at >= ${since}) AS INTEGER) AS failed
+        FROM workflows w
+        LEFT JOIN executions x ON x.id = (
+          SELECT id FROM executions WHERE workflow_id = w.id ORDER BY started_at DESC, id DESC LIMIT 1)
+        LEFT JOIN error_logs e ON x.finished = 0 AND e.execution_id = x.id AND e.id = (
+          SELECT id FROM error_logs WHERE workflow_id = w.id ORDER BY created_at DESC, id DESC LIMIT 1)
+        WHERE w.user_id = ${userId}
+        ORDER BY w.created_at, w.id`.execute(this.db);
     return rows.map((row) => ({
       workflowId: row.id,
       parentId: row.parent_id,
@@ -532,79 +664,132 @@ export class Store {
   // Scheduling and delivery (server/engine) -------------------------------------------------
 
   /** Parents that have at least one active child: the only ones a scheduler tick looks at. */
-  listParentsWithActiveChildren(): string[] {
-    return (this.#sql('SELECT DISTINCT parent_id FROM workflows WHERE active = 1').all() as RawChild[]).map(
-      (row) => row.parent_id,
-    );
+  async listParentsWithActiveChildren(): Promise<string[]> {
+    const rows = await this.db.selectFrom('workflows').select('parent_id').distinct().where('active', '=', 1).execute();
+    return rows.map((row) => row.parent_id);
   }
 
-  listActiveChildrenOf(parentId: string): ChildRow[] {
-    return (
-      this.#sql('SELECT * FROM workflows WHERE parent_id = ? AND active = 1 ORDER BY created_at, id').all(
-        parentId,
-      ) as RawChild[]
-    ).map(toChild);
+  async listActiveChildrenOf(parentId: string): Promise<ChildRow[]> {
+    const rows = await this.db
+      .selectFrom('workflows')
+      .selectAll()
+      .where('parent_id', '=', parentId)
+      .where('active', '=', 1)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toChild);
   }
 
   /** Puts an error log entry in the outbox of a delivery channel (once per entry and channel). */
-  enqueueDelivery(errorId: string, channel: string, dueAt: number): void {
-    this.#sql('INSERT OR IGNORE INTO deliveries (error_id, channel, due_at) VALUES (?, ?, ?)').run(
-      errorId,
-      channel,
-      dueAt,
-    );
+  async enqueueDelivery(errorId: string, channel: string, dueAt: number): Promise<void> {
+    await this.db
+      .insertInto('deliveries')
+      .values({ error_id: errorId, channel, due_at: dueAt })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 
   /** Deliveries due at `now`, oldest first, each with the entry to send. */
-  dueDeliveries(now: number, limit: number): PendingDelivery[] {
-    const rows = this.#sql(
-      `SELECT d.channel, d.attempts, e.* FROM deliveries d JOIN error_logs e ON e.id = d.error_id
-         WHERE d.due_at <= ? ORDER BY d.due_at, e.created_at, e.id LIMIT ?`,
-    ).all(now, limit) as Array<RawError & { channel: string; attempts: number }>;
+  async dueDeliveries(now: number, limit: number): Promise<PendingDelivery[]> {
+    const rows = await this.db
+      .selectFrom('deliveries as d')
+      .innerJoin('error_logs as e', 'e.id', 'd.error_id')
+      .select(['d.channel', 'd.attempts', ...ERROR_COLUMNS.map((column) => `e.${column}` as const)])
+      .where('d.due_at', '<=', now)
+      .orderBy('d.due_at')
+      .orderBy('e.created_at')
+      .orderBy('e.id')
+      .limit(limit)
+      .execute();
     return rows.map((row) => ({ channel: row.channel, attempts: row.attempts, entry: toErrorEntry(row) }));
   }
 
   /** When the next delivery is due (ms since the epoch), or undefined when the outbox is empty. */
-  nextDeliveryDueAt(): number | undefined {
-    const row = this.#sql('SELECT MIN(due_at) AS next FROM deliveries').get() as { next: number | null };
-    return row.next ?? undefined;
+  async nextDeliveryDueAt(): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.min('due_at').as('next'))
+      .executeTakeFirst();
+    return row?.next ?? undefined;
   }
 
-  finishDelivery(errorId: string, channel: string): void {
-    this.#sql('DELETE FROM deliveries WHERE error_id = ? AND channel = ?').run(errorId, channel);
+  async finishDelivery(errorId: string, channel: string): Promise<void> {
+    await this.db.deleteFrom('deliveries').where('error_id', '=', errorId).where('channel', '=', channel).execute();
   }
 
-  postponeDelivery(errorId: string, channel: string, attempts: number, dueAt: number, lastError: string): void {
-    this.#sql('UPDATE deliveries SET attempts = ?, due_at = ?, last_error = ? WHERE error_id = ? AND channel = ?').run(
-      attempts,
-      dueAt,
-      lastError,
-      errorId,
-      channel,
-    );
+  async postponeDelivery(
+    errorId: string,
+    channel: string,
+    attempts: number,
+    dueAt: number,
+    lastError: string,
+  ): Promise<void> {
+    await this.db
+      .updateTable('deliveries')
+      .set({ attempts, due_at: dueAt, last_error: lastError })
+      .where('error_id', '=', errorId)
+      .where('channel', '=', channel)
+      .execute();
   }
 
   /** Makes waiting deliveries (of one channel, or all) due now: their target changed, or the service restarted. */
-  retryDeliveriesNow(channel?: string): void {
-    this.#sql(
-      'UPDATE deliveries SET due_at = @now WHERE due_at > @now AND (@channel IS NULL OR channel = @channel)',
-    ).run({ now: Date.now(), channel: channel ?? null });
+  async retryDeliveriesNow(channel?: string): Promise<void> {
+    const now = Date.now();
+    let query = this.db.updateTable('deliveries').set({ due_at: now }).where('due_at', '>', now);
+    if (channel !== undefined) query = query.where('channel', '=', channel);
+    await query.execute();
   }
 
   /** Empties a channel's outbox: the host switched the channel off. */
-  dropDeliveries(channel: string): void {
-    this.#sql('DELETE FROM deliveries WHERE channel = ?').run(channel);
+  async dropDeliveries(channel: string): Promise<void> {
+    await this.db.deleteFrom('deliveries').where('channel', '=', channel).execute();
   }
 
   /** How many deliveries of a channel wait, and the most recent reason one failed. */
-  deliveryBacklog(channel: string): { pending: number; lastError: string | null } {
-    return this.#sql(
-      `SELECT COUNT(*) AS pending,
-           (SELECT last_error FROM deliveries WHERE channel = @channel AND last_error IS NOT NULL
-            ORDER BY due_at DESC LIMIT 1) AS lastError
-         FROM deliveries WHERE channel = @channel`,
-    ).get({ channel }) as { pending: number; lastError: string | null };
+  async deliveryBacklog(channel: string): Promise<{ pending: number; lastError: string | null }> {
+    const row = await this.db
+      .selectFrom('deliveries')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('pending'),
+        eb
+          .selectFrom('deliveries')
+          .select('last_error')
+          .where('channel', '=', channel)
+          .where('last_error', 'is not', null)
+          .orderBy('due_at', 'desc')
+          .limit(1)
+          .as('lastError'),
+      ])
+      .where('channel', '=', channel)
+      .executeTakeFirstOrThrow();
+    return { pending: Number(row.pending), lastError: row.lastError ?? null };
   }
+}
+
+/**
+ * Kysely over a pool of PostgreSQL connections. `pg` loads only here, so a SQLite service never
+ * needs it.
+ */
+async function postgresKysely(url: string): Promise<Kysely<Tables>> {
+  const { default: pg } = await import('pg');
+  const INT8 = 20;
+  const pool = new pg.Pool({
+    connectionString: url,
+    // Epoch milliseconds and counts are 64-bit: read them as numbers, as SQLite gives them.
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  return new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export interface OAuthState {
+  userId: string;
+  integration: string;
+  openerOrigin: string;
+  code: string | null;
 }
 
 /** A provider's grant waiting for the element that started the flow to confirm it (server/oauth-grants.ts). */

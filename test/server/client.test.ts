@@ -67,7 +67,7 @@ describe('ForgeClient with a user token (the embedded elements)', () => {
     const values = Object.fromEntries(parameters.requiredParameters!.map((p) => [p.name, 'v']));
     assert.equal((await client.saveCredential(parameters.name, values)).integration, parameters.name);
     assert.ok((await client.listCredentials()).some((c) => c.integration === parameters.name));
-    for (const integration of sample.parent.integrations) forge.connect(userId, integration);
+    for (const integration of sample.parent.integrations) await forge.connect(userId, integration);
 
     const installed = await client.installWorkflow(sample.parent.workflowId, {
       variables: { [sample.variablesBlock.id]: { [sample.number.name]: 7 } },
@@ -85,9 +85,9 @@ describe('ForgeClient with a user token (the embedded elements)', () => {
     assert.deepEqual(await client.deactivateWorkflow(childId), { activated: false });
     assert.deepEqual(await client.activateWorkflow(childId), { activated: true });
 
-    forge.seedExecution(childId, new Date('2024-01-01T00:00:00.000Z'));
-    forge.seedExecution(childId, new Date('2024-01-02T00:00:00.000Z'));
-    forge.seedError(childId);
+    await forge.seedExecution(childId, new Date('2024-01-01T00:00:00.000Z'));
+    await forge.seedExecution(childId, new Date('2024-01-02T00:00:00.000Z'));
+    await forge.seedError(childId);
     const logs = await client.getWorkflowLogs(childId, { order: 'asc', limit: 1, page: 2 });
     assert.deepEqual(
       logs.map((l) => l.startedAt),

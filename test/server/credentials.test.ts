@@ -61,7 +61,7 @@ describe('POST /credentials/:integration (required parameters)', () => {
     const latest = secretValues();
     await forge.asUser(token, 'POST', `/credentials/${parametersIntegration.name}`, latest);
     assert.equal((await forge.asUser(token, 'GET', '/credentials')).body.data.length, 1);
-    const sealed = forge.store.getCredentialSecret(userId, parametersIntegration.name)!;
+    const sealed = (await forge.store.getCredentialSecret(userId, parametersIntegration.name))!;
     assert.deepEqual(forge.service.secrets.open(sealed), { kind: 'parameters', values: latest });
   });
 
@@ -69,9 +69,12 @@ describe('POST /credentials/:integration (required parameters)', () => {
     const { userId, token } = await forge.newUser();
     const values = secretValues();
     await forge.asUser(token, 'POST', `/credentials/${parametersIntegration.name}`, values);
-    const row = forge.store.db
-      .prepare('SELECT * FROM credentials WHERE user_id = ? AND integration = ?')
-      .get(userId, parametersIntegration.name) as Record<string, string>;
+    const row = await forge.store.db
+      .selectFrom('credentials')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('integration', '=', parametersIntegration.name)
+      .executeTakeFirstOrThrow();
     const stored = JSON.stringify(row);
     for (const value of Object.values(values)) {
       assert.ok(!stored.includes(value), 'a value is stored in plain text');
@@ -218,7 +221,7 @@ describe('OAuth, end to end over HTTP with the local provider', () => {
     assertTimestamp(confirmed.body.connectedAt);
     assert.deepEqual(await connectedIntegrations(token), [oauthIntegration.name]);
     const grant = forge.service.secrets.open<{ kind: string }>(
-      forge.store.getCredentialSecret(userId, oauthIntegration.name)!,
+      (await forge.store.getCredentialSecret(userId, oauthIntegration.name))!,
     );
     assert.equal(grant.kind, 'oauth2');
   });
@@ -342,7 +345,7 @@ describe('OAuth, end to end over HTTP with the local provider', () => {
     const started = await startOAuth(token);
     const { consentUrl, callback } = await consent(started.body.url, 'allow');
     assert.equal((await forge.request('GET', callback)).status, 200);
-    forge.store.db.prepare('DELETE FROM credentials WHERE user_id = ?').run(userId);
+    await forge.store.db.deleteFrom('credentials').where('user_id', '=', userId).execute();
 
     for (const url of [callback, started.body.url, consentUrl]) {
       const replay = await forge.request('GET', url);

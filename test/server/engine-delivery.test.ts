@@ -83,7 +83,7 @@ describe('host settings', () => {
       hasAccessKeys: true,
     });
     assert.deepEqual(await client.getSettings(), answered);
-    const stored = h.service.store.getSetting('hostSettings')!;
+    const stored = (await h.service.store.getSetting('hostSettings'))!;
     for (const secret of ['AKIDSEALEDKEY', 'very-secret-access-key']) {
       assert.ok(!JSON.stringify(answered).includes(secret), 'the answer holds no key');
       assert.ok(!stored.includes(secret), 'the keys are stored sealed');
@@ -116,7 +116,7 @@ describe('error webhook delivery', () => {
     const [entry] = await errorsOf(h, child);
     assert.deepEqual(receiver.received[0]!.body, entry);
     assert.equal(receiver.received[0]!.headers['content-type'], 'application/json');
-    await until(() => backlog(h, 'webhook').pending === 0);
+    await until(async () => (await backlog(h, 'webhook')).pending === 0);
     assert.equal(receiver.received.length, 1);
   });
 
@@ -126,8 +126,10 @@ describe('error webhook delivery', () => {
     const child = await (await newUser(h)).install(REFUSE);
     for (const orderId of [1, 2, 3]) await sendWebhook(h, child, { orderId });
     // Each has failed at least once, and waits.
-    await until(() => h.service.store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10).every((d) => d.attempts >= 2));
-    const waiting = backlog(h, 'webhook');
+    await until(async () =>
+      (await h.service.store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).every((d) => d.attempts >= 2),
+    );
+    const waiting = await backlog(h, 'webhook');
     assert.equal(waiting.pending, 3);
     assert.match(waiting.lastError!, /ECONNREFUSED/);
     assert.deepEqual((await h.api<HostSettings>('GET', '/settings')).body.deliveries.webhook, waiting);
@@ -135,13 +137,13 @@ describe('error webhook delivery', () => {
 
     await receiver.up();
     await receiver.waitFor(3);
-    await until(() => backlog(h, 'webhook').pending === 0);
+    await until(async () => (await backlog(h, 'webhook')).pending === 0);
     const ids = (await errorsOf(h, child)).map((e) => e._id).sort();
     assert.deepEqual(receiver.received.map((r) => r.body._id).sort(), ids);
 
     await sendWebhook(h, child, { orderId: 4 });
     await receiver.waitFor(4);
-    await until(() => backlog(h, 'webhook').pending === 0);
+    await until(async () => (await backlog(h, 'webhook')).pending === 0);
     assert.equal(receiver.received.length, 4, 'only the new entry was sent');
   });
 
@@ -154,7 +156,7 @@ describe('error webhook delivery', () => {
     const child = await (await newUser(h)).install(REFUSE);
     await sendWebhook(h, child, { orderId: 'flaky' });
     await flaky.waitFor(3);
-    await until(() => backlog(h, 'webhook').pending === 0);
+    await until(async () => (await backlog(h, 'webhook')).pending === 0);
     assert.equal(flaky.received.length, 3);
     assert.ok(
       flaky.received.every((r) => r.body.error === 'Refused order flaky'),
@@ -168,11 +170,11 @@ describe('error webhook delivery', () => {
     await h.api('PUT', '/settings', { errorWebhookUrl: receiver.url });
     const child = await (await newUser(h)).install(REFUSE);
     await sendWebhook(h, child, { orderId: 'dropped' });
-    assert.equal(backlog(h, 'webhook').pending, 1);
+    assert.equal((await backlog(h, 'webhook')).pending, 1);
     await h.api('PUT', '/settings', { errorWebhookUrl: null });
-    assert.equal(backlog(h, 'webhook').pending, 0);
+    assert.equal((await backlog(h, 'webhook')).pending, 0);
     await sendWebhook(h, child, { orderId: 'not queued' });
-    assert.equal(backlog(h, 'webhook').pending, 0);
+    assert.equal((await backlog(h, 'webhook')).pending, 0);
   });
 });
 
@@ -186,7 +188,7 @@ test('entries not yet delivered survive a restart and are delivered after it, on
   await first.api('PUT', '/settings', { errorWebhookUrl: receiver.url });
   const child = await (await newUser(first)).install(REFUSE);
   for (const orderId of ['before-1', 'before-2']) await sendWebhook(first, child, { orderId });
-  await until(() => first.service.store.deliveryBacklog('webhook').lastError !== null);
+  await until(async () => (await first.service.store.deliveryBacklog('webhook')).lastError !== null);
   const ids = (await errorsOf(first, child)).map((e) => e._id).sort();
   await first.close();
 
@@ -194,7 +196,7 @@ test('entries not yet delivered survive a restart and are delivered after it, on
   const second = await startHarness({ db, delivery: FAST });
   try {
     await receiver.waitFor(2);
-    await until(() => backlog(second, 'webhook').pending === 0);
+    await until(async () => (await backlog(second, 'webhook')).pending === 0);
     assert.deepEqual(receiver.received.map((r) => r.body._id).sort(), ids);
   } finally {
     await second.close();
@@ -235,7 +237,7 @@ describe('event bus delivery', () => {
     const child = await (await newUser(h)).install(REFUSE);
     await sendWebhook(h, child, { orderId: 'to the bus' });
     await bus.waitFor(2);
-    await until(() => backlog(h, 'eventBus').pending === 0);
+    await until(async () => (await backlog(h, 'eventBus')).pending === 0);
     assert.equal(bus.received.length, 2, 'one failed attempt, one delivery');
 
     const [entry] = await errorsOf(h, child);
@@ -261,7 +263,7 @@ describe('event bus delivery', () => {
     await sendWebhook(h, child, { orderId: 'not to the bus' });
     assert.equal((await errorsOf(h, child)).length, 1);
     // The entry was stored with no delivery for the bus: nothing can be sent later either.
-    assert.equal(backlog(h, 'eventBus').pending, 0);
-    assert.equal(h.service.store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10).length, 0);
+    assert.equal((await backlog(h, 'eventBus')).pending, 0);
+    assert.equal((await h.service.store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).length, 0);
   });
 });

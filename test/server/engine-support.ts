@@ -207,7 +207,7 @@ export async function newUser(h: Harness) {
         );
         const sealed =
           integration.type === 'oauth2' ? { kind: 'oauth2', accessToken: 'access' } : { kind: 'parameters', values };
-        h.service.store.saveCredential(userId, integration.name, h.service.secrets.seal(sealed));
+        await h.service.store.saveCredential(userId, integration.name, h.service.secrets.seal(sealed));
       }
       const installed = await h.api('POST', `/workflow/${parentId}/install`, variables ? { variables } : {}, token);
       if (installed.status !== 201) throw new Error(`install failed: ${JSON.stringify(installed.body)}`);
@@ -218,7 +218,7 @@ export async function newUser(h: Harness) {
 
 /** POSTs to a child workflow's webhook URL, as a webhook sender would. */
 export async function sendWebhook(h: Harness, childId: string, payload: unknown) {
-  const url = h.service.url + '/forge/2021-12/hooks/' + h.service.store.getChild(childId)!.webhookToken;
+  const url = h.service.url + '/forge/2021-12/hooks/' + (await h.service.store.getChild(childId))!.webhookToken;
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -291,10 +291,10 @@ function orGiveUp(promise: Promise<void>, what: () => string): Promise<void> {
 }
 
 /** Resolves when `check` holds, looking again every few milliseconds. */
-export function until(check: () => boolean, what = check.toString()): Promise<void> {
+export function until(check: () => boolean | Promise<boolean>, what = check.toString()): Promise<void> {
   let stop = false;
   const poll = async () => {
-    while (!check() && !stop) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (!(await check()) && !stop) await new Promise((resolve) => setTimeout(resolve, 10));
   };
   return orGiveUp(poll(), () => what).finally(() => {
     stop = true;

@@ -68,9 +68,9 @@ class Capture {
 }
 
 /** Waits for `check` to hold (a delivery arriving in the background), failing after 10 s. */
-async function eventually(check: () => boolean, what: string): Promise<void> {
+async function eventually(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) assert.fail(`gave up waiting: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -187,9 +187,9 @@ describe('item 4 and 13: data at rest', () => {
     const legacyKey = generateApiKey();
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     const legacyJwk = { ...(await exportJWK(privateKey)), kid: 'legacy-key' };
-    first.store.db.prepare('DELETE FROM settings WHERE key = ?').run('apiKeyHash');
-    first.store.setSetting('apiKey', legacyKey);
-    first.store.setSetting('signingKey', JSON.stringify(legacyJwk));
+    await first.store.deleteSetting('apiKeyHash');
+    await first.store.setSetting('apiKey', legacyKey);
+    await first.store.setSetting('signingKey', JSON.stringify(legacyJwk));
     await first.close();
 
     const again = await TestService.start({ db });
@@ -514,8 +514,11 @@ describe('item 7 and 9: the error webhook', () => {
       const set = await forge.asHost('PUT', '/settings', { errorWebhookUrl: `http://${name}:${port}/errors` });
       assert.equal(set.status, 200, set.text);
       await forge.request('POST', hook, { json: {} });
-      await eventually(() => forge.store.deliveryBacklog('webhook').lastError !== null, 'the refusal recorded');
-      assert.match(forge.store.deliveryBacklog('webhook').lastError!, /private address/);
+      await eventually(
+        async () => (await forge.store.deliveryBacklog('webhook')).lastError !== null,
+        'the refusal recorded',
+      );
+      assert.match((await forge.store.deliveryBacklog('webhook')).lastError!, /private address/);
       assert.equal(receiver.requests.length, 0);
     } finally {
       await forge.close();
@@ -544,7 +547,10 @@ describe('item 7 and 9: the error webhook', () => {
       await forge.asHost('PUT', '/settings', { errorWebhookUrl: `${redirecting.url}/errors` });
       await forge.request('POST', hook, { json: {} });
       await eventually(() => redirecting.requests.length === 1, 'the first attempt');
-      await eventually(() => forge.store.deliveryBacklog('webhook').lastError !== null, 'the failure recorded');
+      await eventually(
+        async () => (await forge.store.deliveryBacklog('webhook')).lastError !== null,
+        'the failure recorded',
+      );
       assert.equal(final.requests.length, 0, 'the redirect was followed');
       const settings = await forge.asHost('GET', '/settings');
       assert.match(settings.body.deliveries.webhook.lastError, /307/);

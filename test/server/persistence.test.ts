@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { generateApiKey } from '../../server/auth.js';
 import { PACKAGE_ROOT } from '../../server/paths.js';
 import { API, demoCatalog, sample, TestService } from './support.js';
@@ -28,8 +29,8 @@ describe('a restart on the same database file', () => {
     const parameters = demoCatalog.integrations.find((i) => i.requiredParameters?.length)!;
     const values = Object.fromEntries(parameters.requiredParameters!.map((p) => [p.name, `value-of-${p.name}`]));
     assert.equal((await first.asUser(token, 'POST', `/credentials/${parameters.name}`, values)).status, 200);
-    first.seedExecution(childId, new Date());
-    first.seedError(childId);
+    await first.seedExecution(childId, new Date());
+    await first.seedError(childId);
     const reads = [
       '/user',
       `/user/${userId}`,
@@ -56,7 +57,7 @@ describe('a restart on the same database file', () => {
       assert.equal(withOldToken.status, 200);
       assert.deepEqual(withOldToken.body, connected);
       // The sealed values open with the key kept beside the database, readable by its owner only.
-      const sealed = second.store.getCredentialSecret(userId, parameters.name)!;
+      const sealed = (await second.store.getCredentialSecret(userId, parameters.name))!;
       assert.deepEqual(second.service.secrets.open(sealed), { kind: 'parameters', values });
       assert.equal(statSync(`${db}.key`).mode & 0o777, 0o600);
     } finally {
@@ -166,7 +167,8 @@ describe('forge-service, the command', () => {
 
     const restarted = await TestService.start({ db, apiKey });
     try {
-      assert.equal(restarted.store.db.pragma('integrity_check', { simple: true }), 'ok');
+      const { rows } = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(restarted.store.db);
+      assert.deepEqual(rows, [{ integrity_check: 'ok' }]);
       const users = (await restarted.asHost('GET', '/user')).body.data as Array<{ _id: string; email: string }>;
       const found = new Map(users.map((u) => [u._id, u.email]));
       const lost = [...saved].filter(([id, email]) => found.get(id) !== email);

@@ -143,7 +143,7 @@ const SPECS: Record<string, Spec> = {
   'POST /workflow/:workflowId/install': {
     valid: fc.option(variableValues, { nil: undefined }).map((values) => async () => {
       const fresh = await freshUser();
-      for (const name of webhookParent.integrations) forge.connect(fresh.userId, name);
+      for (const name of webhookParent.integrations) await forge.connect(fresh.userId, name);
       const body =
         values && webhookParent === sample.parent ? { variables: { [sample.variablesBlock.id]: values } } : {};
       return { params: { workflowId: webhookParent.workflowId }, body, credential: fresh.token };

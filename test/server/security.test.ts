@@ -29,8 +29,8 @@ before(async () => {
   routes = forge.service.routes as Route[];
   a = await forge.userWithChild();
   b = await forge.userWithChild();
-  forge.seedExecution(b.childId, new Date());
-  forge.seedError(b.childId);
+  await forge.seedExecution(b.childId, new Date());
+  await forge.seedError(b.childId);
 });
 after(() => forge.close());
 

@@ -204,8 +204,8 @@ export class TestService {
    * Stores a credential for the integration directly, as a finished OAuth flow or a saved
    * parameters form would (both have their own tests over HTTP).
    */
-  connect(userId: string, integration: string): void {
-    this.store.saveCredential(userId, integration, this.service.secrets.seal({ kind: 'test' }));
+  async connect(userId: string, integration: string): Promise<void> {
+    await this.store.saveCredential(userId, integration, this.service.secrets.seal({ kind: 'test' }));
   }
 
   /** Connects what the parent needs and installs it for the token's user; answers the child id. */
@@ -215,7 +215,7 @@ export class TestService {
     parent: DemoWorkflow = sample.parent,
     variables?: Record<string, Record<string, string | number>>,
   ): Promise<string> {
-    for (const integration of parent.integrations) this.connect(userId, integration);
+    for (const integration of parent.integrations) await this.connect(userId, integration);
     const answer = await this.asUser(
       token,
       'POST',
@@ -233,7 +233,7 @@ export class TestService {
   }
 
   /** Stores an execution of a child workflow, as the engine would after a run. */
-  seedExecution(childId: string, startedAt: Date, finished = true): ExecutionLogEntry {
+  async seedExecution(childId: string, startedAt: Date, finished = true): Promise<ExecutionLogEntry> {
     const stoppedAt = new Date(startedAt.getTime() + 250).toISOString();
     const entry: ExecutionLogEntry = {
       executionId: randomUUID(),
@@ -249,7 +249,7 @@ export class TestService {
         },
       ],
     };
-    this.store.insertExecution(childId, entry);
+    await this.store.insertExecution(childId, entry);
     return entry;
   }
 
@@ -275,7 +275,7 @@ export class TestService {
     aud?: string;
     kid?: string;
   }): Promise<string> {
-    const jwk = this.signingJwk();
+    const jwk = await this.signingJwk();
     return new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: claims.kid ?? jwk.kid!, typ: 'JWT' })
       .setSubject(claims.sub)
@@ -287,15 +287,15 @@ export class TestService {
   }
 
   /** The service's token-signing key, which the database keeps sealed. */
-  private signingJwk(): JWK {
-    const stored = this.store.getSetting('signingKey')!;
+  private async signingJwk(): Promise<JWK> {
+    const stored = (await this.store.getSetting('signingKey'))!;
     return stored.startsWith('{') ? (JSON.parse(stored) as JWK) : this.service.secrets.open<JWK>(stored);
   }
 
   /** A well-formed, unexpired user token signed with a key that is not the service's. */
   async signedByStranger(sub: string): Promise<string> {
     const { privateKey } = await generateKeyPair('ES256');
-    const jwk = this.signingJwk();
+    const jwk = await this.signingJwk();
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: jwk.kid!, typ: 'JWT' })

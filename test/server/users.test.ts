@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { sql } from 'kysely';
 import {
   APP_ORIGIN,
   assertKeys,
@@ -273,8 +274,12 @@ describe('PATCH /user/:userId/disableWorkflows', () => {
 });
 
 describe('DELETE /user/:userId', () => {
-  const countRows = (table: string, column: string, value: string) =>
-    (forge.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`).get(value) as { n: number }).n;
+  const countRows = async (table: string, column: string, value: string) => {
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT COUNT(*) AS n FROM ${sql.table(table)} WHERE ${sql.ref(column)} = ${value}`.execute(forge.store.db);
+    return Number(rows[0]!.n);
+  };
 
   test("answers {success: true} and removes the user's workflows, credentials, logs and errors", async () => {
     const doomed = await forge.newUser();
@@ -284,8 +289,8 @@ describe('DELETE /user/:userId', () => {
     ];
     const kept = await forge.userWithChild();
     for (const childId of [...doomedChildren, kept.childId]) {
-      forge.seedExecution(childId, new Date());
-      forge.seedError(childId);
+      await forge.seedExecution(childId, new Date());
+      await forge.seedError(childId);
     }
     const oauth = await forge.request('POST', `/credentials/${oauthIntegration()}/oauth`, {
       credential: doomed.token,
@@ -303,17 +308,17 @@ describe('DELETE /user/:userId', () => {
       assertProblem(await forge.asHost('GET', `/workflow/${childId}`), 404);
       assertProblem(await forge.asHost('GET', `/workflow/${childId}/logs`), 404);
       assertProblem(await forge.asHost('GET', `/workflow/${childId}/errors`), 404);
-      assert.equal(countRows('executions', 'workflow_id', childId), 0, 'execution logs left behind');
-      assert.equal(countRows('error_logs', 'workflow_id', childId), 0, 'error logs left behind');
+      assert.equal(await countRows('executions', 'workflow_id', childId), 0, 'execution logs left behind');
+      assert.equal(await countRows('error_logs', 'workflow_id', childId), 0, 'error logs left behind');
     }
-    assert.equal(countRows('workflows', 'user_id', doomed.userId), 0, 'workflows left behind');
-    assert.equal(countRows('credentials', 'user_id', doomed.userId), 0, 'credentials left behind');
-    assert.equal(countRows('oauth_states', 'user_id', doomed.userId), 0, 'OAuth states left behind');
+    assert.equal(await countRows('workflows', 'user_id', doomed.userId), 0, 'workflows left behind');
+    assert.equal(await countRows('credentials', 'user_id', doomed.userId), 0, 'credentials left behind');
+    assert.equal(await countRows('oauth_states', 'user_id', doomed.userId), 0, 'OAuth states left behind');
 
     // The other user's data is all there.
     assert.equal((await forge.asHost('GET', `/workflow/${kept.childId}/logs`)).body.data.length, 1);
     assert.equal((await forge.asHost('GET', `/workflow/${kept.childId}/errors`)).body.errors.length, 1);
-    assert.equal(countRows('credentials', 'user_id', kept.userId), sample.parent.integrations.length);
+    assert.equal(await countRows('credentials', 'user_id', kept.userId), sample.parent.integrations.length);
   });
 
   test("the deleted user's token stops working and its e-mail is free again", async () => {

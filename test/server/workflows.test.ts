@@ -124,7 +124,7 @@ describe('GET /workflow', () => {
       assert.ok(!ids.includes(parent.workflowId));
       assert.equal(ids.length, listed.length - 1);
       const { userId, token } = await other.newUser();
-      for (const integration of parent.integrations) other.connect(userId, integration);
+      for (const integration of parent.integrations) await other.connect(userId, integration);
       assertProblem(await other.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, {}), 404);
     });
   });
@@ -133,7 +133,7 @@ describe('GET /workflow', () => {
 describe('POST /workflow/:workflowId/install', () => {
   test('answers 201 {workflowId, active: true}; the child starts with the parent defaults', async () => {
     const { userId, token } = await forge.newUser();
-    for (const integration of parent.integrations) forge.connect(userId, integration);
+    for (const integration of parent.integrations) await forge.connect(userId, integration);
     const answer = await forge.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, {});
     assert.equal(answer.status, 201);
     assertKeys(answer.body, ['workflowId', 'active']);
@@ -147,7 +147,7 @@ describe('POST /workflow/:workflowId/install', () => {
 
   test('an install without a body is an install with the defaults', async () => {
     const { userId, token } = await forge.newUser();
-    for (const integration of parent.integrations) forge.connect(userId, integration);
+    for (const integration of parent.integrations) await forge.connect(userId, integration);
     const answer = await forge.request('POST', `/workflow/${parent.workflowId}/install`, { credential: token });
     assert.equal(answer.status, 201, answer.text);
   });
@@ -175,7 +175,7 @@ describe('POST /workflow/:workflowId/install', () => {
       detail: new RegExp(`${first!.displayName}.*${second!.displayName}`),
       errors: [`integrations.${first!.name}`, `integrations.${second!.name}`],
     });
-    forge.connect(userId, first!.name);
+    await forge.connect(userId, first!.name);
     const answer = await forge.asUser(token, 'POST', path, {});
     assertProblem(answer, 400, { detail: new RegExp(second!.displayName), errors: [`integrations.${second!.name}`] });
     assert.doesNotMatch(answer.body.detail, new RegExp(first!.displayName));
@@ -192,7 +192,7 @@ describe('POST /workflow/:workflowId/install', () => {
 
   test('installs sent at once (a double click) make one child; the others are 409s naming it', async () => {
     const { userId, token } = await forge.newUser();
-    for (const integration of parent.integrations) forge.connect(userId, integration);
+    for (const integration of parent.integrations) await forge.connect(userId, integration);
     const answers = await Promise.all(
       Array.from({ length: 6 }, () => forge.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, {})),
     );
@@ -228,7 +228,7 @@ describe('POST /workflow/:workflowId/install', () => {
   for (const [what, body, paths, detail] of invalid) {
     test(`${what} is a 400 and installs nothing`, async () => {
       const { userId, token } = await forge.newUser();
-      for (const integration of parent.integrations) forge.connect(userId, integration);
+      for (const integration of parent.integrations) await forge.connect(userId, integration);
       assertProblem(await forge.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, body), 400, {
         errors: paths,
         ...(detail ? { detail } : {}),
@@ -412,10 +412,10 @@ describe('GET /workflow/:workflowId/logs', () => {
     runs = [];
     // Inserted out of order: the service must sort by startedAt, not by insertion.
     for (const i of [...Array(RUNS).keys()].sort((a, b) => ((a * 7) % RUNS) - ((b * 7) % RUNS))) {
-      runs[i] = forge.seedExecution(childId, new Date(start + i * 60_000), i % 5 !== 0).executionId;
+      runs[i] = (await forge.seedExecution(childId, new Date(start + i * 60_000), i % 5 !== 0)).executionId;
     }
     // Another workflow's runs never show up in this one's logs.
-    forge.seedExecution((await forge.userWithChild()).childId, new Date(start + 30 * 60_000));
+    await forge.seedExecution((await forge.userWithChild()).childId, new Date(start + 30 * 60_000));
   });
 
   const ids = async (query = '') => {
@@ -498,8 +498,8 @@ describe('GET /workflow/:workflowId/logs', () => {
 describe('GET /workflow/:workflowId/errors', () => {
   test("answers {errors: [Error log entry]}, newest first, only this workflow's", async () => {
     const { token, childId } = await forge.userWithChild();
-    const seeded = [forge.seedError(childId, 'first'), forge.seedError(childId, 'second')];
-    forge.seedError((await forge.userWithChild()).childId, 'elsewhere');
+    const seeded = [await forge.seedError(childId, 'first'), await forge.seedError(childId, 'second')];
+    await forge.seedError((await forge.userWithChild()).childId, 'elsewhere');
     const answer = await forge.asUser(token, 'GET', `/workflow/${childId}/errors`);
     assert.equal(answer.status, 200);
     assertKeys(answer.body, ['errors']);
@@ -545,14 +545,18 @@ describe('GET /workflow/:workflowId/errors', () => {
 describe('DELETE /workflow/:workflowId', () => {
   test('uninstalls the child with its logs; the parent can be installed again', async () => {
     const { userId, token, childId } = await forge.userWithChild();
-    forge.seedExecution(childId, new Date());
+    await forge.seedExecution(childId, new Date());
     const answer = await forge.asUser(token, 'DELETE', `/workflow/${childId}`);
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.body, { success: true });
     assertProblem(await forge.asUser(token, 'GET', `/workflow/${childId}`), 404);
     assert.deepEqual((await forge.asHost('GET', `/user/${userId}`)).body.workflows, []);
-    const rows = forge.store.db.prepare('SELECT COUNT(*) AS n FROM executions WHERE workflow_id = ?').get(childId);
-    assert.deepEqual(rows, { n: 0 });
+    const rows = await forge.store.db
+      .selectFrom('executions')
+      .select('id')
+      .where('workflow_id', '=', childId)
+      .execute();
+    assert.deepEqual(rows, []);
     const again = await forge.asUser(token, 'POST', `/workflow/${parent.workflowId}/install`, {});
     assert.equal(again.status, 201);
     assert.notEqual(again.body.workflowId, childId);
