@@ -187,7 +187,7 @@ export class ForgeWorkflowList extends ForgeElement {
         client.listWorkflows({ integration }, { signal }),
         client.getWorkflowHealth({ signal }),
       ]);
-      this.#applyHealth(health, false);
+      this.#applyHealth(health);
       this.#rowErrors.clear();
       return parents.map((parent): Offer => {
         const icons = parent.integrations.map((i) => ({ name: i.displayName, url: safeIconUrl(i.icon) }));
@@ -236,13 +236,13 @@ export class ForgeWorkflowList extends ForgeElement {
     if (document.visibilityState === 'visible') void this.#refreshHealth();
   };
 
-  /** Takes the service's health of the user's workflows; `compare` tells of those that started failing. */
-  #applyHealth(health: WorkflowHealth[], compare: boolean): void {
+  /** Takes the service's health of the user's workflows, and tells of those that started failing since the last read. */
+  #applyHealth(health: WorkflowHealth[]): void {
     const installed = new Map<string, Installed>();
     for (const now of health) {
       const current = this.#installed.get(now.parentId);
       const before = current?.health;
-      if (compare && before && !before.failure && now.failure) {
+      if (before && !before.failure && now.failure) {
         const { workflowId, parentId, failure, failedLast24h } = now;
         emit(this, 'forge-workflow-failing', { workflowId, parentId, kind: failure.kind, failedLast24h });
       }
@@ -261,7 +261,7 @@ export class ForgeWorkflowList extends ForgeElement {
     try {
       const health = await this.#connection.client.getWorkflowHealth({ signal });
       if (signal.aborted) return;
-      this.#applyHealth(health, true);
+      this.#applyHealth(health);
       this.#refreshError = '';
       if (savedRow) this.#rowErrors.delete(savedRow);
     } catch (error) {
