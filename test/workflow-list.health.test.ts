@@ -97,7 +97,9 @@ describe('<forge-workflow-list> run health', () => {
     await el.refresh();
     const health = healthOf(ui, STRIPE_TO_SLACK.name);
     expect(health.getAttribute('part')).to.include('health-failed');
-    expect(says(health)).to.match(/^! Failed (now|\d+ seconds? ago) · Slack refused the connection\. · 1 failed run in 24 hours$/);
+    expect(says(health)).to.match(
+      /^! Failed (now|\d+ seconds? ago) · Slack refused the connection\. · 1 failed run in 24 hours$/,
+    );
     expect(failing.map((e) => e.detail)).to.deep.equal([
       { workflowId: childId, parentId: STRIPE_TO_SLACK.id, kind: 'connection', failedLast24h: 1 },
     ]);
@@ -147,9 +149,7 @@ describe('<forge-workflow-list> run health', () => {
     expect(ui.parts('run')).to.have.length(10);
     const newest = says(ui.parts('run')[0]!);
     expect(newest).to.match(/^✓ Succeeded · (now|\d+ seconds? ago) · \d+ seconds?/);
-    expect(newest).to.include(
-      'Steps: Payment received → Settings → Amount is at least the minimum → Post message',
-    );
+    expect(newest).to.include('Steps: Payment received → Settings → Amount is at least the minimum → Post message');
 
     ui.role<HTMLButtonElement>('button', 'Load more', details)!.click();
     await ui.until(() => ui.parts('run').length === 12, 'the second page');

@@ -253,8 +253,8 @@ export class ForgeWorkflowList extends ForgeElement {
     this.#installed = installed;
   }
 
-  /** Reads the runs' health again (one request for every workflow); `savedRow` is the row the modal just saved. */
-  async #refreshHealth(savedRow?: string): Promise<void> {
+  /** Reads the runs' health again: one request for all of the user's workflows. */
+  async #refreshHealth(): Promise<void> {
     // Before the first load there is nothing to refresh, and the load reads it anyway.
     if (!this.#loadTask.value || document.visibilityState !== 'visible') return;
     const { signal } = this.#connection;
@@ -263,12 +263,9 @@ export class ForgeWorkflowList extends ForgeElement {
       if (signal.aborted) return;
       this.#applyHealth(health);
       this.#refreshError = '';
-      if (savedRow) this.#rowErrors.delete(savedRow);
     } catch (error) {
       if (signal.aborted) return;
-      const message = reportError(this, error, 'load-failed');
-      if (savedRow) this.#rowErrors.set(savedRow, this.#text.refreshFailed(message));
-      else this.#refreshError = message;
+      this.#refreshError = reportError(this, error, 'load-failed');
     }
     this.requestUpdate();
   }
@@ -323,10 +320,26 @@ export class ForgeWorkflowList extends ForgeElement {
   }
 
   #handleInstall({ detail: { parentId, workflowId } }: ForgeEvent<'forge-install'>): void {
-    // Children start switched on; the refresh below confirms it.
+    // Children start switched on, and have not run; the re-read below confirms the switch.
     this.#installed.set(parentId, installedFrom(justInstalled(workflowId, parentId)));
+    void this.#rereadChild(parentId, workflowId);
+  }
+
+  /** Re-reads one child workflow the modal saved, instead of the whole list; its runs are as they were. */
+  async #rereadChild(parentId: string, childId: string): Promise<void> {
     this.#rowErrors.delete(parentId);
-    void this.#refreshHealth(parentId);
+    this.requestUpdate();
+    const { signal } = this.#connection;
+    try {
+      const { active } = await this.#connection.client.getWorkflow(childId);
+      if (signal.aborted) return;
+      const row = this.#installed.get(parentId);
+      if (row && !row.busy) Object.assign(row, { active, wanted: active, health: { ...row.health, active } });
+    } catch (error) {
+      if (signal.aborted) return;
+      this.#rowErrors.set(parentId, this.#text.refreshFailed(reportError(this, error, 'load-failed')));
+    }
+    this.requestUpdate();
   }
 
   async #toggleDetails(parentId: string, childId: string): Promise<void> {
@@ -556,7 +569,7 @@ export class ForgeWorkflowList extends ForgeElement {
               theme=${this.theme ?? nothing}
               .strings=${this.modalStrings}
               @forge-install=${this.#handleInstall}
-              @forge-update=${() => this.#refreshHealth(this.#modalFor)}
+              @forge-update=${({ detail }: ForgeEvent<'forge-update'>) => this.#rereadChild(this.#modalFor, detail.workflowId)}
               @forge-after-hide=${() => this.#refreshHealth()}
             ></forge-config-modal>`
           : nothing
