@@ -178,12 +178,13 @@ export class RunDetails {
                   const failed = !run.finished;
                   const seconds = Math.round((Date.parse(run.stoppedAt) - Date.parse(run.startedAt)) / 1000);
                   const steps = run.results.map((result) => names.get(result.blockId) ?? result.blockId);
-                  return html`<li class="run" part="run">
-                    <span class="glyph ${failed ? 'failed' : 'ok'}" aria-hidden="true">${failed ? '!' : '✓'}</span>
+                  return html`<li class="run ${failed ? 'failed' : 'ok'}" part="run">
+                    <span class="glyph" aria-hidden="true">${failed ? '!' : '✓'}</span>
                     <span class="run-text">
                       <span>
                         <strong>${failed ? t.runFailed : t.runSucceeded}</strong>
-                        · ${timeTag(run.startedAt, locale, (when) => when)} · ${t.duration(seconds, plural)}
+                        · ${timeTag(run.startedAt, locale, (when) => when)}
+                        ${seconds ? html`· ${t.duration(seconds, plural)}` : nothing}
                       </span>
                       <span class="small muted">${t.runSteps(steps.join(' → '))}</span>
                       ${

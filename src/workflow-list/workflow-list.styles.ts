@@ -106,7 +106,7 @@ export const workflowListStyles = css`
     line-height: 1;
     color: var(--_surface);
     background: var(--_muted);
-    translate: 0 0.1875rem;
+    translate: 0 0.125rem;
   }
   .ok .glyph {
     background: var(--_success);
@@ -123,11 +123,16 @@ export const workflowListStyles = css`
     gap: 0.5rem;
     margin-top: 0.375rem;
   }
+  /* A text-like button lines up with the text above it. */
+  .health-actions .quiet:first-child {
+    margin-inline-start: -0.5rem;
+  }
   .health-actions .button {
     min-height: 2rem;
     padding-block: 0.25rem;
   }
   .quiet {
+    padding-inline: 0.5rem;
     border-color: transparent;
     background: transparent;
     color: var(--_accent);

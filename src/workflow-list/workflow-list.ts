@@ -371,7 +371,7 @@ export class ForgeWorkflowList extends ForgeElement {
   }
 
   /** What an installed workflow's row says about its runs, and the fix a failure asks for. */
-  #renderHealth(id: string, name: string, row: Installed, blocks: ParentWorkflow['blocks']) {
+  #renderHealth(id: string, name: string, row: Installed) {
     const t = this.#text;
     const locale = this.#localize.locale;
     const { lastRun, failure, failedLast24h, nextRunAt } = row.health;
@@ -381,7 +381,6 @@ export class ForgeWorkflowList extends ForgeElement {
           ?.displayName ?? failure.integration)
       : '';
     const open = this.#expanded.has(id);
-    const details = this.#details.get(id);
     let fix: unknown = nothing;
     if (failure?.kind === 'connection' && app) {
       fix = html`<button type="button" class="button tonal" part="fix-button" @click=${() => this.#openModal(id, failure.integration!)}>
@@ -426,9 +425,6 @@ export class ForgeWorkflowList extends ForgeElement {
               }
             </span>`
           : nothing
-      }
-      ${
-        open && details ? details.render(t, { id: `runs-${id}`, name, blocks }, locale, this.#localize.plural) : nothing
       }`;
   }
 
@@ -436,6 +432,7 @@ export class ForgeWorkflowList extends ForgeElement {
     const t = this.#text;
     const row = this.#installed.get(id);
     const error = this.#rowErrors.get(id);
+    const details = this.#details.get(id);
     return html`<li class="row" part="row">
       <span class="icons" part="icons">
         ${icons.map(({ name, url }) =>
@@ -448,7 +445,7 @@ export class ForgeWorkflowList extends ForgeElement {
         <span class="name" part="name">${name}</span>
         ${description ? html`<span class="small muted" part="description">${description}</span>` : nothing}
         ${error ? html`<span class="small danger" part="row-error" role="alert">${error}</span>` : nothing}
-        ${row ? this.#renderHealth(id, name, row, blocks) : nothing}
+        ${row ? this.#renderHealth(id, name, row) : nothing}
       </div>
       <span class="actions">
         ${
@@ -473,6 +470,7 @@ export class ForgeWorkflowList extends ForgeElement {
           ${row ? t.configure : t.enable}<span class="visually-hidden"> ${name}</span>
         </button>
       </span>
+      ${details && this.#expanded.has(id) ? details.render(t, { id: `runs-${id}`, name, blocks }, this.#localize.locale, this.#localize.plural) : nothing}
     </li>`;
   }
 
