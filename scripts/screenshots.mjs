@@ -50,11 +50,20 @@ const install = async (parentId, variables) =>
   (await api('POST', `/workflow/${parentId}/install`, variables ? { variables } : {}, token)).workflowId;
 const run = async (childId, payload) => {
   const { webhookUrl } = await api('GET', `/workflow/${childId}`);
-  await fetch(webhookUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(payload) });
+  await fetch(webhookUrl, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(payload),
+  });
 };
 const sheets = await install(SUBSCRIBERS_TO_SHEETS);
 await run(sheets, { email: 'grace@example.com', name: 'Grace Hopper' }); // no spreadsheet id yet: fails
-await api('PATCH', `/workflow/${sheets}/variables/b44f2839-f946-40e6-95b1-59f2f096d154`, { spreadsheetId: 'subs' }, token);
+await api(
+  'PATCH',
+  `/workflow/${sheets}/variables/b44f2839-f946-40e6-95b1-59f2f096d154`,
+  { spreadsheetId: 'subs' },
+  token,
+);
 for (const name of ['Alan Turing', 'Katherine Johnson', 'Edsger Dijkstra']) {
   await run(sheets, { email: `${name.split(' ')[0].toLowerCase()}@example.com`, name });
 }
@@ -66,7 +75,9 @@ await install(DAILY_SUMMARY);
 host.on('request', async (req, res) => {
   const url = new URL(req.url, origin);
   if (url.pathname === '/token') {
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(await api('GET', `/user/${userId}/token`)));
+    res
+      .writeHead(200, { 'Content-Type': 'application/json' })
+      .end(JSON.stringify(await api('GET', `/user/${userId}/token`)));
   } else if (url.pathname.endsWith('.js')) {
     res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(new URL(`.${url.pathname}`, CDN)));
   } else {
