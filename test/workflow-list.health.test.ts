@@ -8,7 +8,9 @@ import {
   connectIntegrations,
   consentInPopup,
   createUser,
+  HUBSPOT_TO_SLACK,
   runWorkflow,
+  STRIPE_TO_SLACK,
   serviceInfo,
   tokenUrl,
   userToken,
@@ -19,8 +21,6 @@ import {
  * through their webhooks and run by the service's engine against the sandbox's stand-in apps.
  */
 
-const STRIPE_TO_SLACK = { id: '64b14ff1704e5bc1057506db', name: 'Post new Stripe payments to Slack' };
-const HUBSPOT_TO_SLACK = { id: '64b1d6aac655b8a937b7db20', name: 'Announce won HubSpot deals in Slack' };
 const PAYMENT = { amount: 120, currency: 'usd', customer: 'cus_123' };
 
 let apiBase: string;

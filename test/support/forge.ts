@@ -7,6 +7,10 @@ import { executeServerCommand } from '@web/test-runner-commands';
 const forge = <T>(action: string, args: Record<string, unknown> = {}) =>
   executeServerCommand<T, Record<string, unknown>>('forge', { action, ...args });
 
+/** Parent workflows of the demo catalog the list tests use, by their id and the name their row shows. */
+export const STRIPE_TO_SLACK = { id: '64b14ff1704e5bc1057506db', name: 'Post new Stripe payments to Slack' };
+export const HUBSPOT_TO_SLACK = { id: '64b1d6aac655b8a937b7db20', name: 'Announce won HubSpot deals in Slack' };
+
 /** `apiBase`: the local service itself; `faultyBase`: the same service behind a fault-injecting proxy. */
 export const serviceInfo = () => forge<{ apiBase: string; faultyBase: string }>('info');
 
