@@ -148,7 +148,7 @@ describe('<forge-workflow-list> run health', () => {
     expect(details.id).to.equal(runsButton.getAttribute('aria-controls'));
     expect(ui.parts('run')).to.have.length(10);
     const newest = says(ui.parts('run')[0]!);
-    expect(newest).to.match(/^✓ Succeeded · (now|\d+ seconds? ago) · \d+ seconds?/);
+    expect(newest).to.match(/^✓ Succeeded · (now|\d+ seconds? ago) (· \d+ seconds? )?Steps/);
     expect(newest).to.include('Steps: Payment received → Settings → Amount is at least the minimum → Post message');
 
     ui.role<HTMLButtonElement>('button', 'Load more', details)!.click();

@@ -246,7 +246,11 @@ export class ForgeWorkflowList extends ForgeElement {
         const { workflowId, parentId, failure, failedLast24h } = now;
         emit(this, 'forge-workflow-failing', { workflowId, parentId, kind: failure.kind, failedLast24h });
       }
-      if (before && now.lastRun?.executionId !== before.lastRun?.executionId) this.#details.get(now.parentId)?.reload();
+      if (before && now.lastRun?.executionId !== before.lastRun?.executionId) {
+        // It ran since: an open Runs view reads its first page again, a closed one is read anew when it opens.
+        if (this.#expanded.has(now.parentId)) void this.#details.get(now.parentId)?.reload();
+        else this.#details.delete(now.parentId);
+      }
       // A switch still talking to the service is newer than what this read.
       installed.set(now.parentId, current?.busy ? { ...current, health: now } : installedFrom(now));
     }

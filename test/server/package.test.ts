@@ -74,12 +74,23 @@ test("the manifest's events are the ones events.ts declares for each element, ea
   }
 });
 
-test('the CDN bundle is one self-contained ES module', () => {
+test('the CDN bundle is a self-contained ES module, whose only imports are its own chunks beside it', () => {
   const bundle = readFileSync(pkg.unpkg, 'utf8');
+  // Chunks (a workflow's Runs view) load with `import("./name-hash.min.js")`, and import the
+  // entry itself back; nothing else is imported.
+  const chunks = [...bundle.matchAll(/\bimport\(\s*["']\.\/([\w-]+\.min\.js)["']\s*\)/g)].map((m) => m[1]!);
+  assert.ok(chunks.length > 0, 'the Runs view is a chunk');
+  const entryName = pkg.unpkg.split('/').at(-1)!;
+  const withoutChunks = bundle.replace(/\bimport\(\s*["']\.\/[\w-]+\.min\.js["']\s*\)/g, '');
   // Minified imports look like `import{x as y}from"lit"` or `import"./a.js"`.
-  assert.doesNotMatch(bundle, /\bimport\s*[{*"'(]|\bimport\s+[\w$]+\s*from|\bfrom\s*["']/);
+  assert.doesNotMatch(withoutChunks, /\bimport\s*[{*"'(]|\bimport\s+[\w$]+\s*from|\bfrom\s*["']/);
   assert.match(bundle, /\bexport\s*\{/);
   assert.match(bundle, /customElements\.define/);
+  for (const chunk of chunks) {
+    const code = readFileSync(new URL(chunk, new URL(pkg.unpkg, `file://${process.cwd()}/`)), 'utf8');
+    const imported = [...code.matchAll(/\bfrom\s*["']([^"']+)["']/g)].map((m) => m[1]);
+    assert.deepEqual([...new Set(imported)], [`./${entryName}`], `${chunk} imports only the entry`);
+  }
 });
 
 describe('importing each entry in Node, as server-side rendering does', () => {
