@@ -1,6 +1,7 @@
 import { aTimeout, expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
 import { ForgeClient } from '../src/api/index.js';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
+import { SETTINGS_BLOCK } from './support/config-modal.js';
 import { Harness } from './support/harness.js';
 import '../src/workflow-list/define.js';
 import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
@@ -132,6 +133,36 @@ describe('<forge-workflow-list> run health', () => {
     expect(says(healthy)).to.match(/^✓ Ran (now|\d+ seconds? ago) · 1 failed run in 24 hours$/);
     expect(ui.part('fix-button', row(ui, STRIPE_TO_SLACK.name))).to.equal(null);
     expect(failing).to.have.length(1, 'getting better is not news');
+  });
+
+  it('offers Fix settings when a setting the app needs is empty; the modal opens on the settings, and the next run is healthy', async () => {
+    const userId = await createUser();
+    await connectIntegrations(userId, ['stripe', 'slack']);
+    const client = new ForgeClient({ baseUrl: apiBase, credential: await userToken(userId) });
+    const { workflowId: childId } = await client.installWorkflow(STRIPE_TO_SLACK.id, {
+      variables: { [SETTINGS_BLOCK]: { channel: '' } },
+    });
+    expect((await runWorkflow(childId, PAYMENT)).finished).to.equal(false);
+    const { el, ui } = await renderList(userId);
+    expect(says(healthOf(ui, STRIPE_TO_SLACK.name))).to.match(
+      /· A setting needs a change\. · 1 failed run in 24 hours$/,
+    );
+    expect(ui.role('button', /^Reconnect/)).to.equal(null);
+
+    ui.role<HTMLButtonElement>('button', /^Fix settings/, row(ui, STRIPE_TO_SLACK.name))!.click();
+    const modal = await ui.until(() => ui.part<ForgeConfigModal>('modal'), 'the modal');
+    const dialog = new Harness(modal);
+    const channel = await dialog.until(() => dialog.field('Channel'), 'the settings step');
+    channel.value = '#payments';
+    channel.dispatchEvent(new Event('input'));
+    dialog.role<HTMLButtonElement>('button', 'Save changes')!.click();
+    await dialog.until(() => dialog.role('button', 'Done'), 'the saved settings');
+    dialog.role<HTMLButtonElement>('button', 'Done')!.click();
+    await oneEvent(modal, 'forge-after-hide');
+
+    expect((await runWorkflow(childId, PAYMENT)).finished).to.equal(true);
+    await el.refresh();
+    expect(healthOf(ui, STRIPE_TO_SLACK.name).getAttribute('part')).to.include('health-ok');
   });
 
   it('shows a workflow’s runs newest first, a page at a time, with the blocks they went through and what failed', async () => {
