@@ -1,4 +1,5 @@
 import { aTimeout, expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { sendKeys } from '@web/test-runner-commands';
 import { ForgeClient } from '../src/api/index.js';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import { SETTINGS_BLOCK } from './support/config-modal.js';
@@ -173,7 +174,9 @@ describe('<forge-workflow-list> run health', () => {
     const { el, ui } = await renderList(userId);
     const runsButton = ui.role<HTMLButtonElement>('button', /^Runs/, row(ui, STRIPE_TO_SLACK.name))!;
     expect(runsButton.getAttribute('aria-expanded')).to.equal('false');
-    runsButton.click();
+    // By keyboard: the disclosure, Load more and the technical details are native controls.
+    runsButton.focus();
+    await sendKeys({ press: 'Enter' });
     const details = await ui.until(() => ui.parts('run')[0] && ui.part('details'), 'the first page of runs');
     expect(runsButton.getAttribute('aria-expanded')).to.equal('true');
     expect(details.id).to.equal(runsButton.getAttribute('aria-controls'));
@@ -182,7 +185,8 @@ describe('<forge-workflow-list> run health', () => {
     expect(newest).to.match(/^✓ Succeeded · (now|\d+ seconds? ago) (· \d+ seconds? )?Steps/);
     expect(newest).to.include('Steps: Payment received → Settings → Amount is at least the minimum → Post message');
 
-    ui.role<HTMLButtonElement>('button', 'Load more', details)!.click();
+    ui.role<HTMLButtonElement>('button', 'Load more', details)!.focus();
+    await sendKeys({ press: 'Enter' });
     await ui.until(() => ui.parts('run').length === 12, 'the second page');
     expect(ui.role('button', 'Load more', details)).to.equal(null, 'nothing more to load');
     const oldest = ui.parts('run')[11]!;
@@ -191,6 +195,9 @@ describe('<forge-workflow-list> run health', () => {
     const technical = oldest.querySelector('details')!;
     expect(technical.open).to.equal(false);
     expect(says(technical.querySelector('summary')!)).to.equal('Technical details');
+    technical.querySelector('summary')!.focus();
+    await sendKeys({ press: 'Enter' });
+    await ui.until(() => technical.open, 'the technical details open by keyboard');
     expect(technical.querySelector('pre')!.textContent).to.include('compares numbers');
     await expect(el).to.be.accessible();
   });
