@@ -3,7 +3,7 @@ import { sendKeys } from '@web/test-runner-commands';
 import { ForgeClient } from '../src/api/index.js';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import { SETTINGS_BLOCK } from './support/config-modal.js';
-import { Harness } from './support/harness.js';
+import { byLabel, Harness } from './support/harness.js';
 import '../src/workflow-list/define.js';
 import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
 import {
@@ -153,7 +153,7 @@ describe('<forge-workflow-list> run health', () => {
     ui.role<HTMLButtonElement>('button', /^Fix settings/, row(ui, STRIPE_TO_SLACK.name))!.click();
     const modal = await ui.until(() => ui.part<ForgeConfigModal>('modal'), 'the modal');
     const dialog = new Harness(modal);
-    const channel = await dialog.until(() => dialog.field('Channel'), 'the settings step');
+    const channel = await dialog.until(() => byLabel(dialog.root, 'Channel'), 'the settings step');
     channel.value = '#payments';
     channel.dispatchEvent(new Event('input'));
     dialog.role<HTMLButtonElement>('button', 'Save changes')!.click();
