@@ -13,7 +13,7 @@ import {
   SCROLL_STEPS,
   TOGGLE_RUNS,
 } from './browser.js';
-import { benchLogs, CONNECTIONS, EXECUTIONS, LOAD_MS, PAGES } from './logs.js';
+import { backendRows, benchBackends, EXECUTIONS } from './logs.js';
 import { newApiKey } from './service.js';
 import { buildFloor, cdnBundlePath, sizesOf } from './size.js';
 import { round1 } from './stats.js';
@@ -78,8 +78,8 @@ const floor = sizesOf(buildFloor());
 const workDir = mkdtempSync(join(tmpdir(), 'forge-bench-'));
 const apiKey = newApiKey();
 try {
-  step(`Logs: ${EXECUTIONS.toLocaleString('en')} executions, ${CONNECTIONS} connections for ${LOAD_MS / 1000} s`);
-  const logs = await benchLogs(workDir, apiKey);
+  step(`Store on SQLite and PostgreSQL: logs paging at ${EXECUTIONS.toLocaleString('en')} executions, webhook runs`);
+  const backends = await benchBackends(workDir, apiKey);
   step(
     `Service throughput: GET /workflow and GET /setup for ${THROUGHPUT_SECONDS} s each, ${INSTALLS.toLocaleString('en')} installs, ${THROUGHPUT_CONNECTIONS} connections`,
   );
@@ -101,8 +101,7 @@ try {
     list1000ScrollFrameP95Ms: web.list1000ScrollFrameP95Ms,
     list1000ScrollDroppedFrames: web.list1000ScrollDroppedFrames,
     heapGrowthBytesAfter200Opens: web.heapGrowthBytesAfter200Opens,
-    logsP99Ms: logs.logsP99Ms,
-    logsRps: logs.logsRps,
+    backends,
     workflowListRps: throughput.workflowList.rps,
     workflowListP99Ms: throughput.workflowList.p99Ms,
     setupRps: throughput.setup.rps,
@@ -160,8 +159,7 @@ try {
       `no leak: < ${bytes(HEAP_GROWTH_GOAL)}`,
       web.heapGrowthBytesAfter200Opens < HEAP_GROWTH_GOAL,
     ],
-    ['logsP99Ms', ms(logs.logsP99Ms), `p99 page ${PAGES.map((p) => `${p}: ${ms(logs.p99ByPage[p]!)}`).join(', ')}`],
-    ['logsRps', `${logs.logsRps} req/s`, `${logs.requests.toLocaleString('en')} requests in ${LOAD_MS / 1000} s`],
+    ...backendRows(backends),
     ...(
       [
         ['workflowList', throughput.workflowList, 'GET /workflow'],

@@ -9,6 +9,7 @@ import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import {
   badRequest,
+  databaseUnavailableProblem,
   forbidden,
   HttpProblem,
   internalError,
@@ -34,7 +35,7 @@ import { registerWorkflows } from './routes/workflows.js';
 import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { ProblemSchema, ref, SHARED_SCHEMAS } from './schemas.js';
 import { SecretBox } from './secrets.js';
-import { Store } from './store/store.js';
+import { databaseUnavailable, Store } from './store/store.js';
 import { API_PREFIX } from './views.js';
 
 /**
@@ -340,6 +341,11 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
         `The request URL is longer than ${MAX_URL_LENGTH} characters. Send large values in a JSON body instead.`,
       );
     }
+    // No id, token or value of the service holds a NUL character, and PostgreSQL cannot even
+    // compare text with one: refused alike on both backends.
+    if (/%00/.test(request.url)) {
+      throw badRequest('The URL holds a NUL character (%00), which no id, token or value of the service contains.');
+    }
     const access = request.routeOptions.config.access ?? 'public';
     if (access === 'public') return;
     request.principal = await authenticate(deps, request, access);
@@ -367,6 +373,10 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
 
   app.setErrorHandler((error, request, reply) => {
     let problem = problemOf(error);
+    if (!problem && databaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unreachable');
+      problem = databaseUnavailableProblem();
+    }
     if (!problem) {
       // Never leak internals: the log gets the error, the caller a problem document.
       request.log.error({ err: error }, 'request failed');
@@ -575,7 +585,8 @@ function withProblems(schema: Record<string, unknown> | undefined, access: Acces
     content: { 'application/problem+json': { schema: problem } },
   };
   response['5xx'] ??= {
-    description: 'The service failed; the problem document says nothing of its internals.',
+    description:
+      'The service failed (500; the problem document says nothing of its internals), or cannot reach its database right now (503, with Retry-After: retry then).',
     content: { 'application/problem+json': { schema: problem } },
   };
   const security =

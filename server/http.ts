@@ -82,6 +82,17 @@ export const internalError = () =>
     'The service failed to answer. Try again; if it keeps failing, see the service log.',
   );
 
+/** The database did not answer (PostgreSQL stopped or restarting): worth retrying, unlike a bug. */
+export const databaseUnavailableProblem = () =>
+  new HttpProblem(
+    503,
+    'database-unavailable',
+    'Database unavailable',
+    'The service cannot reach its database right now, so this request did not complete. Retry it in a few seconds.',
+    undefined,
+    { 'Retry-After': '5' },
+  );
+
 /**
  * The problem document for anything a request can throw: problems themselves, domain errors,
  * and the framework's own errors (schema validation, body limits, content types). Undefined

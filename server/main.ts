@@ -4,11 +4,17 @@ import pino from 'pino';
 import { startService } from './app.js';
 import { parseRateLimits, type RateLimits } from './rate-limit.js';
 import { type RunningSandbox, startSandbox } from './sandbox.js';
+import { describeDatabase, Store } from './store/store.js';
 
 const USAGE = `forge-service — the local Forge service (Integration Workflow Management Service)
 
-Usage: forge-service [--port 4010] [--db forge.db | :memory:] [--catalog path/to/catalog.json] [--sandbox-port 4011]
-                     [--allow-private-webhooks] [--rate-limits token=120/60,...]
+Usage: forge-service [--port 4010] [--db forge.db | :memory: | postgres://…] [--catalog path/to/catalog.json]
+                     [--sandbox-port 4011] [--allow-private-webhooks] [--rate-limits token=120/60,...]
+       forge-service migrate [--db …]
+
+  migrate                    bring the database's schema up to date and exit (the service also does this at start)
+  --db                       a SQLite file (default forge.db), :memory:, or a PostgreSQL URL
+                             (postgres://user:password@host:5432/database)
 
   --sandbox-port             also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
   --allow-private-webhooks   let the error webhook point at loopback and private addresses (refused by default)
@@ -16,10 +22,12 @@ Usage: forge-service [--port 4010] [--db forge.db | :memory:] [--catalog path/to
                              user; per workflow for webhooks), or action=off; these are the defaults
 
 Environment:
+  DATABASE_URL           as --db (the option wins); e.g. a PostgreSQL URL
   FORGE_API_KEY          the host's API key (forge_sk_ and 32 or more random characters); otherwise one is
                          generated on first start, printed once and stored only as a hash
   FORGE_ALLOWED_ORIGINS  comma-separated origins the embedded elements run on (CORS), e.g. http://localhost:8000
   FORGE_SECRET_KEY       32 bytes, base64: the key that seals credentials; otherwise a key file beside the database
+                         (required with PostgreSQL: every instance needs the same key)
   FORGE_ALLOW_PRIVATE_WEBHOOKS  1: as --allow-private-webhooks
   FORGE_RATE_LIMITS      as --rate-limits (the option wins)
   FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)
@@ -37,10 +45,11 @@ function fail(message: string): never {
 let args: ReturnType<typeof parse>;
 function parse() {
   return parseArgs({
+    allowPositionals: true,
     options: {
       port: { type: 'string', default: '4010' },
       host: { type: 'string', default: '127.0.0.1' },
-      db: { type: 'string', default: 'forge.db' },
+      db: { type: 'string' },
       catalog: { type: 'string' },
       'sandbox-port': { type: 'string' },
       'allow-private-webhooks': { type: 'boolean' },
@@ -58,6 +67,26 @@ if (args.values.help) {
   console.log(USAGE);
   process.exit(0);
 }
+const db = args.values.db ?? (process.env.DATABASE_URL || 'forge.db');
+const [command, ...extra] = args.positionals;
+if (extra.length > 0 || (command !== undefined && command !== 'migrate'))
+  fail(`unknown command "${args.positionals.join(' ')}"; the only command is "migrate".`);
+if (command === 'migrate') {
+  try {
+    const store = await Store.open(db);
+    await store.close();
+    console.log(
+      store.migrated.length > 0
+        ? `Migrated ${describeDatabase(db)}: applied ${store.migrated.join(', ')}.`
+        : `${describeDatabase(db)} was up to date; nothing to apply.`,
+    );
+    process.exit(0);
+  } catch (error) {
+    console.error(`forge-service migrate: ${(error as Error).message}`);
+    process.exit(1);
+  }
+}
+
 const port = Number(args.values.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535)
   fail(`--port must be a whole number from 0 to 65535; got "${args.values.port}".`);
@@ -100,7 +129,7 @@ try {
   const service = await startService({
     port,
     host: args.values.host,
-    db: args.values.db,
+    db,
     catalog: args.values.catalog,
     apiKey: process.env.FORGE_API_KEY || undefined,
     allowedOrigins,
@@ -120,7 +149,7 @@ try {
   } else {
     console.log(process.env.FORGE_API_KEY ? 'API key: FORGE_API_KEY' : 'API key: the one generated on first start');
   }
-  console.log(`Database: ${args.values.db}`);
+  console.log(`Database: ${describeDatabase(db)}`);
   if (sandbox) console.log(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
   console.log(
     `Allowed origins: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'none (set FORGE_ALLOWED_ORIGINS)'}`,

@@ -254,21 +254,28 @@ export const WorkflowIdParams = Type.Object({
 export const UserIdParams = Type.Object({ userId: Id('A user id (from POST /user or GET /user).') });
 export const IntegrationParams = Type.Object({ integration: Id('An integration name, e.g. `slack`.') });
 
-/** Strings the elements' users type are text, not whitespace; the handler trims them. */
+/**
+ * Strings the elements' users type are text, not whitespace (the handler trims them), and hold
+ * no NUL character, which PostgreSQL cannot store in text.
+ */
 const Text = (max: number, description?: string) =>
-  Type.String({ maxLength: max, pattern: '\\S', ...(description ? { description } : {}) });
+  Type.String({
+    maxLength: max,
+    pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$',
+    ...(description ? { description } : {}),
+  });
 const Email = Type.String({
   maxLength: 254,
-  pattern: '^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$',
+  pattern: '^\\s*[^\\s@\\u0000]+@[^\\s@\\u0000]+\\.[^\\s@\\u0000]+\\s*$',
   description: 'Must be an e-mail address such as ada@example.com.',
 });
 
 export const CreateUserBody = Type.Object(
-  { name: Text(200, 'Must not be empty.'), email: Email },
+  { name: Text(200, 'Must not be empty or hold a NUL character.'), email: Email },
   { additionalProperties: false, examples: [{ name: 'Ada Lovelace', email: 'ada@example.com' }] },
 );
 export const UpdateUserBody = Type.Object(
-  { email: Email, fullName: Text(200, 'Must not be empty.') },
+  { email: Email, fullName: Text(200, 'Must not be empty or hold a NUL character.') },
   { additionalProperties: false, examples: [{ email: 'ada@example.com', fullName: 'Ada Lovelace' }] },
 );
 

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { isPostgresUrl } from './store/store.js';
 
 /**
  * Seals integration credentials at rest with AES-256-GCM. The key never lives in the database:
@@ -19,6 +20,11 @@ export class SecretBox {
       return new SecretBox(key);
     }
     if (dbPath === ':memory:') return new SecretBox(randomBytes(32));
+    if (isPostgresUrl(dbPath)) {
+      throw new Error(
+        'With a PostgreSQL database, set FORGE_SECRET_KEY (openssl rand -base64 32): there is no file beside the database to keep the key in, and every instance needs the same key.',
+      );
+    }
     const keyFile = `${dbPath}.key`;
     if (!existsSync(keyFile)) {
       writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });

@@ -3,7 +3,8 @@ import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migrat
 import * as tables from './migrations/0001_tables.js';
 import * as deliveryOutbox from './migrations/0002_delivery_outbox.js';
 import * as oauthGrants from './migrations/0003_oauth_grants.js';
-import * as errorKind from './migrations/0004_error_kind.js';
+import * as executionHours from './migrations/0004_execution_hours.js';
+import * as errorKind from './migrations/0005_error_kind.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -60,6 +61,8 @@ export interface Tables {
     grant_secret: string;
     expires_at: number;
   };
+  /** Executions per workflow and hour of their start (`2026-11-23T11`): the logs page index. */
+  execution_hours: { workflow_id: string; hour: string; executions: number };
   deliveries: {
     error_id: string;
     channel: string;
@@ -77,7 +80,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0001_tables': tables,
   '0002_delivery_outbox': deliveryOutbox,
   '0003_oauth_grants': oauthGrants,
-  '0004_error_kind': errorKind,
+  '0004_execution_hours': executionHours,
+  '0005_error_kind': errorKind,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */
@@ -101,6 +105,12 @@ export async function migrate(db: Kysely<Tables>, dialect: 'sqlite' | 'postgres'
       `The database could not be migrated${failed ? ` (step ${failed})` : ''}: ${(result.error as Error).message ?? result.error}`,
       { cause: result.error },
     );
+  }
+  if (dialect === 'sqlite') {
+    // Still counted where earlier versions look, so one of them opening this file finds its
+    // schema in place instead of creating its tables again.
+    const applied = (await migrator.getMigrations()).filter((m) => m.executedAt !== undefined).length;
+    await sql.raw(`PRAGMA user_version = ${applied}`).execute(db);
   }
   return result;
 }

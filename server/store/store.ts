@@ -29,6 +29,12 @@ export function newId(): string {
   return time + randomBytes(8).toString('hex');
 }
 
+/** The hour of an ISO 8601 time, `2026-11-23T11`: what the logs page index counts by. */
+const hourOf = (isoTime: string) => isoTime.slice(0, 13);
+/** The first instant of an hour (`hourOf`'s form), or of the one `later` hours after, in ISO 8601. */
+const startOfHour = (hour: string, later: number) =>
+  new Date(Date.parse(`${hour}:00:00.000Z`) + later * 3_600_000).toISOString();
+
 /** The secret part of a webhook URL: 192 random bits. */
 const newWebhookToken = () => randomBytes(24).toString('base64url');
 
@@ -100,6 +106,28 @@ export type Dialect = 'sqlite' | 'postgres';
 /** Whether a `--db` value names a PostgreSQL server rather than a SQLite file. */
 export const isPostgresUrl = (location: string) => /^postgres(ql)?:\/\//i.test(location);
 
+/** The database as logs may name it: a PostgreSQL URL loses its password. */
+export function describeDatabase(location: string): string {
+  if (!isPostgresUrl(location)) return location;
+  const url = new URL(location);
+  url.password = '';
+  return url.toString();
+}
+
+/**
+ * Whether an error says the database cannot be reached right now (PostgreSQL stopped,
+ * restarting or unreachable), rather than that the query was wrong.
+ */
+export function databaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  if (typeof e?.code === 'string') {
+    // Connection refused or reset; SQLSTATE class 08 (connection exception), 57P01–57P03
+    // (the server shuts down or is starting).
+    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN)$|^08|^57P0[123]$/.test(e.code)) return true;
+  }
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout/i.test(e?.message ?? '');
+}
+
 function openSqlite(path: string): Database.Database {
   // better-sqlite3 is an optional dependency, so that installing the elements alone never
   // compiles SQLite; the service says plainly what to do when it is missing.
@@ -137,6 +165,12 @@ function restrictToOwner(path: string): void {
   }
 }
 
+/**
+ * Up to this many log entries, a page's start is found by stepping through the index (about
+ * 0.2 ms per 1,000 entries on SQLite); past it, through the hour counts.
+ */
+const INDEX_SKIP_LIMIT = 1_000;
+
 /** How many prepared statements a SQLite database keeps; the store's SQL is a far smaller fixed set. */
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -169,6 +203,8 @@ export class Store {
   /** The query builder; inside `transaction(work)`, the transaction's. */
   readonly db: Kysely<Tables>;
   readonly dialect: Dialect;
+  /** The migrations that opening the database applied (none when it was up to date). */
+  migrated: string[] = [];
 
   private constructor(db: Kysely<Tables>, dialect: Dialect) {
     this.db = db;
@@ -187,7 +223,8 @@ export class Store {
           'sqlite',
         );
     try {
-      await migrate(store.db, store.dialect);
+      const { results = [] } = await migrate(store.db, store.dialect);
+      store.migrated = results.map((r) => r.migrationName);
     } catch (error) {
       await store.close();
       throw error;
@@ -531,17 +568,41 @@ export class Store {
   // Execution logs and error logs ---------------------------------------------------------
 
   async insertExecution(workflowId: string, entry: ExecutionLogEntry): Promise<void> {
-    await this.db
-      .insertInto('executions')
-      .values({
-        id: entry.executionId,
-        workflow_id: workflowId,
-        started_at: entry.startedAt,
-        stopped_at: entry.stoppedAt,
-        finished: entry.finished ? 1 : 0,
-        results: JSON.stringify(entry.results),
-      })
-      .execute();
+    await this.insertExecutions(workflowId, [entry]);
+  }
+
+  /** Stores runs of one workflow, and counts them in the hours that index the logs pages. */
+  async insertExecutions(workflowId: string, entries: ExecutionLogEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const perHour = new Map<string, number>();
+    for (const entry of entries) {
+      const hour = hourOf(entry.startedAt);
+      perHour.set(hour, (perHour.get(hour) ?? 0) + 1);
+    }
+    await this.transaction(async (tx) => {
+      await tx.db
+        .insertInto('executions')
+        .values(
+          entries.map((entry) => ({
+            id: entry.executionId,
+            workflow_id: workflowId,
+            started_at: entry.startedAt,
+            stopped_at: entry.stoppedAt,
+            finished: entry.finished ? 1 : 0,
+            results: JSON.stringify(entry.results),
+          })),
+        )
+        .execute();
+      await tx.db
+        .insertInto('execution_hours')
+        .values([...perHour].map(([hour, executions]) => ({ workflow_id: workflowId, hour, executions })))
+        .onConflict((oc) =>
+          oc.columns(['workflow_id', 'hour']).doUpdateSet({
+            executions: (eb) => eb('execution_hours.executions', '+', eb.ref('excluded.executions')),
+          }),
+        )
+        .execute();
+    });
   }
 
   async listExecutions(
@@ -551,27 +612,57 @@ export class Store {
     order: 'asc' | 'desc',
   ): Promise<ExecutionLogEntry[]> {
     const offset = (page - 1) * limit;
-    let query = this.db.selectFrom('executions').select(['id', 'started_at', 'stopped_at', 'finished', 'results']);
-    if (this.dialect === 'sqlite') {
-      // The page is found in the index alone (it covers workflow_id, started_at, id and the
-      // rowid), and only its rows are read from the table: a deep page skips index entries, not
-      // whole rows.
-      query = query.where(
-        sql.ref('rowid'),
-        'in',
-        this.db
-          .selectFrom('executions')
-          .select(sql<number>`rowid`.as('rowid'))
-          .where('workflow_id', '=', workflowId)
-          .orderBy('started_at', order)
-          .orderBy('id', order)
-          .limit(limit)
-          .offset(offset),
-      );
-    } else {
-      query = query.where('workflow_id', '=', workflowId).limit(limit).offset(offset);
+    // The page's first entry is sought in the index alone (workflow_id, started_at, id), then
+    // the page is read from there on: skipped entries cost an index step, never a row read.
+    let first = this.db
+      .selectFrom('executions')
+      .select(['started_at', 'id'])
+      .where('workflow_id', '=', workflowId)
+      .orderBy('started_at', order)
+      .orderBy('id', order)
+      .limit(1);
+    if (offset < INDEX_SKIP_LIMIT) first = first.offset(offset);
+    else {
+      // A deep page: the hour counts give the hour that holds its first entry and how many
+      // entries come before that hour, so only the entries of that hour are skipped.
+      const hour = await this.db
+        .selectFrom((qb) =>
+          qb
+            .selectFrom('execution_hours')
+            .select([
+              'hour',
+              'executions',
+              sql<number>`SUM(executions) OVER (ORDER BY hour ${sql.raw(order === 'desc' ? 'DESC' : 'ASC')})`.as(
+                'through',
+              ),
+            ])
+            .where('workflow_id', '=', workflowId)
+            .as('hours'),
+        )
+        .select(['hour', sql<number>`through - executions`.as('before')])
+        .where('through', '>', offset)
+        .orderBy('hour', order)
+        .limit(1)
+        .executeTakeFirst();
+      if (!hour) return [];
+      first = first
+        // Whole times, compared with whole times: before the next hour, or from the hour on.
+        .where(
+          'started_at',
+          order === 'desc' ? '<' : '>=',
+          order === 'desc' ? startOfHour(hour.hour, 1) : startOfHour(hour.hour, 0),
+        )
+        .offset(offset - Number(hour.before));
     }
-    const rows = await query.orderBy('started_at', order).orderBy('id', order).execute();
+    const rows = await this.db
+      .selectFrom('executions')
+      .select(['id', 'started_at', 'stopped_at', 'finished', 'results'])
+      .where('workflow_id', '=', workflowId)
+      .where(sql<boolean>`(started_at, id) ${sql.raw(order === 'desc' ? '<=' : '>=')} ${first}`)
+      .orderBy('started_at', order)
+      .orderBy('id', order)
+      .limit(limit)
+      .execute();
     return rows.map((row) => ({
       executionId: row.id,
       startedAt: row.started_at,
@@ -589,7 +680,8 @@ export class Store {
       execution_id: entry.executionId,
       block_id: entry.blockId,
       block_type: entry.blockType,
-      error: entry.error,
+      // A message may quote what a remote server sent; PostgreSQL text cannot hold NUL.
+      error: entry.error.replaceAll('\0', '\uFFFD'),
       kind: entry.kind,
       created_at: now,
       updated_at: now,
@@ -771,17 +863,27 @@ export class Store {
  * Kysely over a pool of PostgreSQL connections. `pg` loads only here, so a SQLite service never
  * needs it.
  */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** Far above any of the store's queries; only a server that stopped answering reaches it. */
+const QUERY_TIMEOUT_MS = 15_000;
+
 async function postgresKysely(url: string): Promise<Kysely<Tables>> {
   const { default: pg } = await import('pg');
   const INT8 = 20;
   const pool = new pg.Pool({
     connectionString: url,
+    // A stopped or unreachable server fails a request within seconds instead of holding it.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
     // Epoch milliseconds and counts are 64-bit: read them as numbers, as SQLite gives them.
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
+  // A server that goes away drops the idle connections; the pool replaces them on the next
+  // query. Without a listener the dropped connection's error would end the process.
+  pool.on('error', () => {});
   return new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
 }
 

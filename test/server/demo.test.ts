@@ -10,6 +10,7 @@ import { type RunningDemo, startDemo } from '../../demo/app.js';
 import { type RunningService, startService } from '../../server/app.js';
 import { DEMO_CATALOG } from '../../server/paths.js';
 import { type RunningSandbox, startSandbox } from '../../server/sandbox.js';
+import { testDatabase } from './backend.js';
 
 /**
  * The demo's claim: its workflows really run. The service, the sandbox and the demo host app run
@@ -29,7 +30,7 @@ before(async () => {
   const port = await freePort();
   service = await startService({
     port: 0,
-    db: ':memory:',
+    db: (await testDatabase()).db,
     catalog: DEMO_CATALOG,
     sandboxUrl: sandbox.url,
     allowedOrigins: [`http://localhost:${port}`],

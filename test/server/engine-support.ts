@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningService, type ServiceOptions, startService } from '../../server/app.js';
 import { type RunningSandbox, startSandbox } from '../../server/sandbox.js';
+import { testDatabase } from './backend.js';
 
 /** Shared set-up of the engine tests: a catalog made for them, the service, the sandbox. */
 
@@ -155,15 +156,16 @@ export interface Harness {
 
 export async function startHarness(options: ServiceOptions = {}): Promise<Harness> {
   const sandbox = await startSandbox({ port: 0 });
+  const { db, drop } = await testDatabase(options.db);
   const service = await startService({
     port: 0,
-    db: ':memory:',
     catalog: writeTestCatalog(),
     sandboxUrl: sandbox.url,
     scheduler: false,
     // The receivers of error deliveries listen on loopback.
     allowPrivateWebhooks: true,
     ...options,
+    db,
   });
   const api = async (method: string, path: string, body?: unknown, credential = service.apiKey!) => {
     const response = await fetch(`${service.url}/forge/2021-12${path}`, {
@@ -183,6 +185,7 @@ export async function startHarness(options: ServiceOptions = {}): Promise<Harnes
     async close() {
       await service.close();
       await sandbox.close();
+      await drop?.();
     },
   };
 }

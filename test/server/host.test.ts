@@ -5,12 +5,13 @@ import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { type RunningService, startService } from '../../server/app.js';
 import { createTokenHandler, type NodeContext, toNodeHandler } from '../../src/host/index.js';
+import { testDatabase } from './backend.js';
 
 let service: RunningService;
 let userId: string;
 
 before(async () => {
-  service = await startService({ port: 0, db: ':memory:' });
+  service = await startService({ port: 0, db: (await testDatabase()).db });
   const created = await fetch(`${service.url}/forge/2021-12/user`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${service.apiKey!}`, 'Content-Type': 'application/json' },

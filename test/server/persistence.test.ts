@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { generateApiKey } from '../../server/auth.js';
 import { PACKAGE_ROOT } from '../../server/paths.js';
+import { BACKEND, testDatabase } from './backend.js';
 import { API, demoCatalog, sample, TestService } from './support.js';
 
 let dir: string;
@@ -59,7 +60,7 @@ describe('a restart on the same database file', () => {
       // The sealed values open with the key kept beside the database, readable by its owner only.
       const sealed = (await second.store.getCredentialSecret(userId, parameters.name))!;
       assert.deepEqual(second.service.secrets.open(sealed), { kind: 'parameters', values });
-      assert.equal(statSync(`${db}.key`).mode & 0o777, 0o600);
+      if (BACKEND === 'sqlite') assert.equal(statSync(`${db}.key`).mode & 0o777, 0o600);
     } finally {
       await second.close();
     }
@@ -78,11 +79,15 @@ describe('forge-service, the command', () => {
     db: string,
     apiKey: string,
   ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', '--port', '0', '--db', db], {
-      cwd: PACKAGE_ROOT,
-      env: { ...process.env, FORGE_API_KEY: apiKey, FORGE_ALLOWED_ORIGINS: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'main.ts', '--port', '0', '--db', (await testDatabase(db)).db],
+      {
+        cwd: PACKAGE_ROOT,
+        env: { ...process.env, FORGE_API_KEY: apiKey, FORGE_ALLOWED_ORIGINS: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     launched.add(child);
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));
@@ -167,8 +172,10 @@ describe('forge-service, the command', () => {
 
     const restarted = await TestService.start({ db, apiKey });
     try {
-      const { rows } = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(restarted.store.db);
-      assert.deepEqual(rows, [{ integrity_check: 'ok' }]);
+      if (BACKEND === 'sqlite') {
+        const { rows } = await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(restarted.store.db);
+        assert.deepEqual(rows, [{ integrity_check: 'ok' }]);
+      }
       const users = (await restarted.asHost('GET', '/user')).body.data as Array<{ _id: string; email: string }>;
       const found = new Map(users.map((u) => [u._id, u.email]));
       const lost = [...saved].filter(([id, email]) => found.get(id) !== email);

@@ -15,6 +15,7 @@ import { type RunningService, type ServiceOptions, startService } from '../../se
 import { TOKEN_AUDIENCE, TOKEN_ISSUER } from '../../server/auth.js';
 import { DEMO_CATALOG } from '../../server/paths.js';
 import type { ExecutionLogEntry, Integration, Variable } from '../../src/api/types.js';
+import { testDatabase } from './backend.js';
 import { OpenApiCheck } from './openapi-check.js';
 
 export const API = '/forge/2021-12';
@@ -113,6 +114,7 @@ export class TestService {
     /** Every answer `request` sees is checked against the service's OpenAPI document. */
     readonly openApi: OpenApiCheck,
     private readonly knownApiKey?: string,
+    private readonly dropDatabase?: () => Promise<void>,
   ) {}
 
   /**
@@ -120,15 +122,16 @@ export class TestService {
    * service keeps only its hash, so it cannot tell it again).
    */
   static async start(options: ServiceOptions = {}, knownApiKey?: string): Promise<TestService> {
+    const { db, drop } = await testDatabase(options.db);
     const service = await startService({
       port: 0,
-      db: ':memory:',
       allowedOrigins: [APP_ORIGIN, ADMIN_ORIGIN],
       // Tests run workflows themselves; a minute timer would only add noise.
       scheduler: false,
       ...options,
+      db,
     });
-    return new TestService(service, await OpenApiCheck.load(service.url), knownApiKey);
+    return new TestService(service, await OpenApiCheck.load(service.url), knownApiKey, drop);
   }
 
   get url(): string {
@@ -145,8 +148,9 @@ export class TestService {
     return this.service.store;
   }
 
-  close(): Promise<void> {
-    return this.service.close();
+  async close(): Promise<void> {
+    await this.service.close();
+    await this.dropDatabase?.();
   }
 
   /** A request to `path` under the API prefix, or to an absolute URL. Redirects are not followed. */

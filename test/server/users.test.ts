@@ -33,6 +33,21 @@ describe('POST /user', () => {
     assert.notEqual(first.body.userId, second.body.userId);
   });
 
+  test('a NUL character in the name or e-mail is a 400 naming the field, on every backend', async () => {
+    const named = await forge.asHost('POST', '/user', { name: 'Ada\u0000Lovelace', email: 'nul-name@example.com' });
+    assertProblem(named, 400);
+    assert.deepEqual(
+      named.body.errors.map((e: { path: string }) => e.path),
+      ['body.name'],
+    );
+    const mailed = await forge.asHost('POST', '/user', { name: 'Ada', email: 'ada\u0000@example.com' });
+    assertProblem(mailed, 400);
+    assert.deepEqual(
+      mailed.body.errors.map((e: { path: string }) => e.path),
+      ['body.email'],
+    );
+  });
+
   test('an e-mail that belongs to a user already is a 409, whatever its case', async () => {
     const { email } = await forge.createUser();
     assertProblem(await forge.asHost('POST', '/user', { name: 'Someone Else', email }), 409, { detail: /e-mail/ });

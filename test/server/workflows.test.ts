@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { ParentWorkflow } from '../../src/api/types.js';
 import {
@@ -336,6 +337,23 @@ describe('PATCH /workflow/:workflowId/variables/:blockId', () => {
     for (const variable of answer.body.variables) assertKeys(variable, ['uuid', 'name', 'value']);
   });
 
+  test('saves of different variables sent at once all stay: no acknowledged write is lost', async () => {
+    const { token, childId } = await forge.userWithChild();
+    for (let round = 1; round <= 15; round++) {
+      const saves = await Promise.all([
+        forge.asUser(token, 'PATCH', path(childId), { [number.name]: round }),
+        forge.asUser(token, 'PATCH', path(childId), { [text.name]: `#round-${round}` }),
+      ]);
+      for (const save of saves) assert.equal(save.status, 200, save.text);
+      const stored = (await forge.asUser(token, 'GET', `/workflow/${childId}`)).body.blocks.find(
+        (b: { id: string }) => b.id === variablesBlock.id,
+      ).parameters.variables;
+      const values = Object.fromEntries(stored.map((v: { name: string; value: unknown }) => [v.name, v.value]));
+      assert.equal(values[number.name], round, `round ${round}: the number save was lost`);
+      assert.equal(values[text.name], `#round-${round}`, `round ${round}: the text save was lost`);
+    }
+  });
+
   test('values persist, and a later save of one variable keeps the others', async () => {
     const { token, childId } = await forge.userWithChild();
     await forge.asUser(token, 'PATCH', path(childId), { [text.name]: '#ops', [number.name]: 5 });
@@ -492,6 +510,51 @@ describe('GET /workflow/:workflowId/logs', () => {
       errors: ['params.workflowId'],
     });
     assertProblem(await forge.asHost('GET', `/workflow/${unknownId()}/logs`), 404);
+  });
+});
+
+describe('GET /workflow/:workflowId/logs, deep pages', () => {
+  test('every page, both orders, is exactly its slice of all runs, however the runs fall in hours', async () => {
+    const { childId, token } = await forge.userWithChild();
+    // Past the first thousand entries pages are found through per-hour counts: bursts in one
+    // hour, single runs days apart, runs on an hour's edges, equal start times.
+    const start = Date.parse('2024-05-01T00:00:00.000Z');
+    const offsets = [
+      ...Array.from({ length: 700 }, (_, i) => i * 1_000),
+      ...Array.from({ length: 25 }, (_, i) => 3_600_000 * (i * 9 + 1)),
+      ...[3_599_999, 3_600_000, 7_200_000, 7_200_000, 7_199_999],
+      ...Array.from({ length: 600 }, (_, i) => 86_400_000 * 3 + i * 90_000),
+    ];
+    const entries = offsets.map((offset) => {
+      const at = new Date(start + offset).toISOString();
+      return { executionId: randomUUID(), startedAt: at, stoppedAt: at, finished: true, results: [] };
+    });
+    // Stored in shuffled batches, as runs finishing out of order are.
+    const shuffled = [...entries].sort((a, b) => (a.executionId < b.executionId ? -1 : 1));
+    for (let from = 0; from < shuffled.length; from += 200) {
+      await forge.store.insertExecutions(childId, shuffled.slice(from, from + 200));
+    }
+    const ascending = entries
+      .sort((a, b) =>
+        a.startedAt === b.startedAt ? (a.executionId < b.executionId ? -1 : 1) : a.startedAt < b.startedAt ? -1 : 1,
+      )
+      .map((e) => e.executionId);
+    const limit = 30;
+    for (const order of ['asc', 'desc'] as const) {
+      const all = order === 'asc' ? ascending : [...ascending].reverse();
+      for (let page = 1; page <= Math.ceil(all.length / limit) + 1; page++) {
+        const answer = await forge.asUser(
+          token,
+          'GET',
+          `/workflow/${childId}/logs?page=${page}&limit=${limit}&order=${order}`,
+        );
+        assert.deepEqual(
+          answer.body.data.map((e: { executionId: string }) => e.executionId),
+          all.slice((page - 1) * limit, page * limit),
+          `${order} page ${page}`,
+        );
+      }
+    }
   });
 });
 
