@@ -13,6 +13,7 @@ import {
   SCROLL_STEPS,
   TOGGLE_RUNS,
 } from './browser.js';
+import { benchInstancesOnPostgres, instancesRow } from './instances.js';
 import { backendRows, benchBackends, EXECUTIONS } from './logs.js';
 import { newApiKey } from './service.js';
 import { buildFloor, cdnBundlePath, sizesOf } from './size.js';
@@ -80,6 +81,8 @@ const apiKey = newApiKey();
 try {
   step(`Store on SQLite and PostgreSQL: logs paging at ${EXECUTIONS.toLocaleString('en')} executions, webhook runs`);
   const backends = await benchBackends(workDir, apiKey);
+  step('Instances: webhook runs on PostgreSQL with one service instance, then two on the same database');
+  const instances = await benchInstancesOnPostgres(workDir, apiKey);
   step(
     `Service throughput: GET /workflow and GET /setup for ${THROUGHPUT_SECONDS} s each, ${INSTALLS.toLocaleString('en')} installs, ${THROUGHPUT_CONNECTIONS} connections`,
   );
@@ -102,6 +105,7 @@ try {
     list1000ScrollDroppedFrames: web.list1000ScrollDroppedFrames,
     heapGrowthBytesAfter200Opens: web.heapGrowthBytesAfter200Opens,
     backends,
+    instances,
     workflowListRps: throughput.workflowList.rps,
     workflowListP99Ms: throughput.workflowList.p99Ms,
     setupRps: throughput.setup.rps,
@@ -160,6 +164,7 @@ try {
       web.heapGrowthBytesAfter200Opens < HEAP_GROWTH_GOAL,
     ],
     ...backendRows(backends),
+    instancesRow(instances),
     ...(
       [
         ['workflowList', throughput.workflowList, 'GET /workflow'],

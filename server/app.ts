@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -5,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, 
 import FindMyWay from 'find-my-way';
 import { AuthKeys, type Principal } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
+import type { Clock } from './clock.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import {
@@ -91,6 +94,11 @@ export interface ServiceOptions {
   rateLimits?: RateLimits;
   /** How long an OAuth grant waits for the element's confirmation, in ms. Default 5 minutes. */
   oauthGrantTtlMs?: number;
+  /**
+   * What "now" is for scheduled minutes, token lifetimes, signing-key retirement, delivery leases
+   * and rate-limit windows. Default: the system clock; tests pass one they control.
+   */
+  clock?: Clock;
 }
 
 export interface ServiceDeps {
@@ -148,7 +156,9 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
   const store = await Store.open(dbPath);
-  const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey);
+  const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
+  // Names this process in the claims and leases it takes, so a row says which instance holds it.
+  const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const deps: ServiceDeps = {
     store,
     catalog,
@@ -156,7 +166,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     secrets,
     allowedOrigins: options.allowedOrigins ?? [],
     allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
-    limits: new RateLimiter(options.rateLimits),
+    limits: new RateLimiter(store, options.rateLimits, options.clock),
     oauthGrantTtlMs: options.oauthGrantTtlMs,
   };
   const delivery = new Delivery({
@@ -164,6 +174,8 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     secrets,
     ...options.delivery,
     allowPrivateTargets: deps.allowPrivateWebhooks,
+    instanceId,
+    clock: options.clock,
     log: options.log,
   });
   const engine = new Engine({
@@ -173,6 +185,8 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     delivery,
     env: { SANDBOX_URL: (options.sandboxUrl ?? DEFAULT_SANDBOX_URL).replace(/\/+$/, '') },
     httpTimeoutMs: options.httpTimeoutMs,
+    instanceId,
+    clock: options.clock,
     log: options.log,
   });
 

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual, type webcrypto } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { type Clock, systemClock } from './clock.js';
 import { unauthorized } from './http.js';
 import type { SecretBox } from './secrets.js';
 import type { Store } from './store/store.js';
@@ -31,15 +32,24 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /**
  * The keys that decide who is calling: the host's API key (kept as a digest) and the service's
- * token signing key (ES256; the public half is published as a JWKS so anyone can verify a token
- * without a shared secret). Not to be confused with the users' integration credentials, which
- * the store keeps sealed.
+ * token signing keys (ES256; the public halves are published as a JWKS so anyone can verify a
+ * token without a shared secret). Not to be confused with the users' integration credentials,
+ * which the store keeps sealed.
+ *
+ * The signing keys are a ring in the database, shared by every instance: the newest current key
+ * signs (each token names it in its `kid`), keys that `forge-service rotate-keys` retired still
+ * verify until every token they signed has expired, then they are dropped.
  */
 export class AuthKeys {
+  /** Public keys by kid: a key once seen verifies for the life of the process (its tokens expire on their own). */
+  private readonly verifying = new Map<string, Promise<CryptoKey>>();
+  private readonly signing = new Map<string, Promise<CryptoKey>>();
+
   private constructor(
     private readonly apiKeyDigest: Buffer,
-    private readonly privateKey: CryptoKey,
-    private readonly publicJwk: JWK,
+    private readonly store: Store,
+    private readonly secrets: SecretBox,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -52,6 +62,7 @@ export class AuthKeys {
     store: Store,
     secrets: SecretBox,
     configuredKey?: string,
+    clock: Clock = systemClock,
   ): Promise<{ authKeys: AuthKeys; apiKey: string | undefined; generated: boolean }> {
     if (configuredKey !== undefined) {
       if (!configuredKey.startsWith(API_KEY_PREFIX)) {
@@ -74,25 +85,47 @@ export class AuthKeys {
     }
     let apiKey = configuredKey ?? legacyKey;
     let storedHash = await store.getSetting('apiKeyHash');
-    const generated = apiKey === undefined && storedHash === undefined;
+    let generated = apiKey === undefined && storedHash === undefined;
     if (generated) {
-      apiKey = generateApiKey();
-      storedHash = digest(apiKey).toString('hex');
-      await store.setSetting('apiKeyHash', storedHash);
+      const candidate = generateApiKey();
+      // Of instances starting together on an empty database, the first key stored wins; the others say nothing of a key.
+      storedHash = await store.addSetting('apiKeyHash', digest(candidate).toString('hex'));
+      generated = storedHash === digest(candidate).toString('hex');
+      apiKey = generated ? candidate : undefined;
     }
     const apiKeyDigest = configuredKey !== undefined ? digest(configuredKey) : Buffer.from(storedHash!, 'hex');
-    const privateJwk = await loadSigningKey(store, secrets);
-    const privateKey = (await importJWK(privateJwk, 'ES256')) as CryptoKey;
-    const { d: _private, ...publicJwk } = privateJwk;
-    return {
-      authKeys: new AuthKeys(apiKeyDigest, privateKey, { ...publicJwk, alg: 'ES256', use: 'sig' }),
-      apiKey,
-      generated,
-    };
+    await ensureSigningKey(store, secrets, clock);
+    return { authKeys: new AuthKeys(apiKeyDigest, store, secrets, clock), apiKey, generated };
   }
 
-  get jwks(): { keys: JWK[] } {
-    return { keys: [this.publicJwk] };
+  /**
+   * Adds a new current signing key to the ring and retires the one that was current; drops
+   * retired keys whose tokens have all expired. What `forge-service rotate-keys` runs.
+   */
+  static async rotate(
+    store: Store,
+    secrets: SecretBox,
+    clock: Clock = systemClock,
+  ): Promise<{ kid: string; retired: string[]; dropped: string[] }> {
+    // A database an older version wrote keeps its one key in a setting: it joins the ring first,
+    // so that it is what this rotation retires (and a later start does not make it current again).
+    await ensureSigningKey(store, secrets, clock);
+    const dropped = await dropExpiredKeys(store, clock);
+    const retired = (await store.listSigningKeys()).filter((k) => k.retiredAt === null).map((k) => k.kid);
+    const kid = await addNewKey(store, secrets, clock);
+    return { kid, retired, dropped };
+  }
+
+  /** The public keys of the ring: the current one and the retired ones that still verify. */
+  async jwks(): Promise<{ keys: JWK[] }> {
+    await dropExpiredKeys(this.store, this.clock);
+    const keys = await this.store.listSigningKeys();
+    return {
+      keys: keys.map((k) => {
+        const { d: _private, ...publicJwk } = this.secrets.open<JWK>(k.sealedKey);
+        return { ...publicJwk, kid: k.kid, alg: 'ES256', use: 'sig' };
+      }),
+    };
   }
 
   isApiKey(candidate: string): boolean {
@@ -100,15 +133,24 @@ export class AuthKeys {
   }
 
   async signUserToken(userId: string, ttlSeconds = MAX_TOKEN_TTL_SECONDS): Promise<string> {
+    // Read at every signing, so a rotation on any instance takes effect everywhere at once.
+    const current = (await this.store.listSigningKeys()).find((k) => k.retiredAt === null);
+    if (!current) throw new Error('The signing key ring has no current key; run "forge-service rotate-keys".');
+    let privateKey = this.signing.get(current.kid);
+    if (!privateKey) {
+      privateKey = importJWK(this.secrets.open<JWK>(current.sealedKey), 'ES256') as Promise<CryptoKey>;
+      this.signing.set(current.kid, privateKey);
+    }
+    const now = Math.floor(this.clock.now() / 1000);
     return new SignJWT({})
-      .setProtectedHeader({ alg: 'ES256', kid: this.publicJwk.kid!, typ: 'JWT' })
+      .setProtectedHeader({ alg: 'ES256', kid: current.kid, typ: 'JWT' })
       .setSubject(userId)
       .setIssuer(TOKEN_ISSUER)
       .setAudience(TOKEN_AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(`${Math.min(ttlSeconds, MAX_TOKEN_TTL_SECONDS)}s`)
+      .setIssuedAt(now)
+      .setExpirationTime(now + Math.min(ttlSeconds, MAX_TOKEN_TTL_SECONDS))
       .setJti(randomBytes(12).toString('base64url'))
-      .sign(this.privateKey);
+      .sign(await privateKey);
   }
 
   /** The principal behind an `Authorization` header; every failure is a 401 that says why. */
@@ -132,14 +174,15 @@ export class AuthKeys {
       );
     }
     try {
-      const { payload, protectedHeader } = await jwtVerify(credential, await this.publicKey(), {
+      const { payload } = await jwtVerify(credential, (header) => this.verifyingKey(header.kid), {
         issuer: TOKEN_ISSUER,
         audience: TOKEN_AUDIENCE,
         algorithms: ['ES256'],
         requiredClaims: ['sub', 'iat', 'exp'],
+        currentDate: new Date(this.clock.now()),
       });
       // The lifetime counts from now, not from iat: a token "issued" in the future is no longer-lived token.
-      const now = Math.floor(Date.now() / 1000);
+      const now = Math.floor(this.clock.now() / 1000);
       if (
         payload.exp! - payload.iat! > MAX_TOKEN_TTL_SECONDS ||
         payload.exp! - now > MAX_TOKEN_TTL_SECONDS + CLOCK_SKEW_SECONDS ||
@@ -148,9 +191,6 @@ export class AuthKeys {
         throw unauthorized(
           'The user token lives longer than 30 minutes, which the service never issues. Fetch a new one.',
         );
-      }
-      if (protectedHeader.kid !== this.publicJwk.kid) {
-        throw unauthorized('The user token was not signed with the service key (kid). Fetch a new one.');
       }
       return { kind: 'user', userId: payload.sub! };
     } catch (error) {
@@ -168,26 +208,53 @@ export class AuthKeys {
     }
   }
 
-  private publicKeyCache?: Promise<CryptoKey>;
-  private publicKey(): Promise<CryptoKey> {
-    this.publicKeyCache ??= importJWK(this.publicJwk, 'ES256') as Promise<CryptoKey>;
-    return this.publicKeyCache;
+  /** The public key a token names; an unknown kid is looked up in the ring (another instance may have just added it). */
+  private async verifyingKey(kid: string | undefined): Promise<CryptoKey> {
+    const known = kid === undefined ? undefined : this.verifying.get(kid);
+    if (known) return known;
+    const row = (await this.store.listSigningKeys()).find((k) => k.kid === kid);
+    if (!row) {
+      throw unauthorized('The user token was not signed with a key of this service (kid). Fetch a new one.');
+    }
+    const { d: _private, ...publicJwk } = this.secrets.open<JWK>(row.sealedKey);
+    const key = importJWK(publicJwk, 'ES256') as Promise<CryptoKey>;
+    this.verifying.set(row.kid, key);
+    return key;
   }
 }
 
 /**
- * The token-signing private key (an ES256 JWK), sealed with the SecretBox so the database alone
- * cannot mint tokens; made on first start. One stored in clear by an older version is sealed.
+ * How long a retired key stays in the ring: the longest a token it signed can still be valid
+ * (its lifetime, plus the skew allowed between instances' clocks).
  */
-async function loadSigningKey(store: Store, secrets: SecretBox): Promise<JWK> {
-  const stored = await store.getSetting('signingKey');
-  if (stored !== undefined && !stored.startsWith('{')) return secrets.open<JWK>(stored);
-  let jwk: JWK;
-  if (stored !== undefined) jwk = JSON.parse(stored) as JWK;
-  else {
+export const RETIRED_KEY_KEPT_SECONDS = MAX_TOKEN_TTL_SECONDS + CLOCK_SKEW_SECONDS;
+
+const dropExpiredKeys = (store: Store, clock: Clock) =>
+  store.dropSigningKeysRetiredBefore(clock.now() - RETIRED_KEY_KEPT_SECONDS * 1000);
+
+async function addNewKey(store: Store, secrets: SecretBox, clock: Clock, jwk?: JWK): Promise<string> {
+  let key = jwk;
+  if (!key) {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-    jwk = { ...(await exportJWK(privateKey)), kid: randomBytes(8).toString('hex') };
+    key = { ...(await exportJWK(privateKey)), kid: randomBytes(8).toString('hex') };
   }
-  await store.setSetting('signingKey', secrets.seal(jwk));
-  return jwk;
+  await store.addSigningKey(key.kid!, secrets.seal(key), clock.now());
+  return key.kid!;
+}
+
+/**
+ * A ring with a current key: made on first start. The single key of an older version (a sealed,
+ * or even clear, setting) joins the ring as its current key, with its kid, so its tokens still
+ * verify; the setting goes.
+ */
+async function ensureSigningKey(store: Store, secrets: SecretBox, clock: Clock): Promise<void> {
+  const ring = await store.listSigningKeys();
+  const stored = await store.getSetting('signingKey');
+  if (stored !== undefined) {
+    const legacy = stored.startsWith('{') ? (JSON.parse(stored) as JWK) : secrets.open<JWK>(stored);
+    if (!ring.some((k) => k.kid === legacy.kid)) await addNewKey(store, secrets, clock, legacy);
+    await store.deleteSetting('signingKey');
+  } else if (ring.length === 0) {
+    await addNewKey(store, secrets, clock);
+  }
 }

@@ -2,8 +2,11 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { startService } from './app.js';
+import { AuthKeys } from './auth.js';
+import { type Clock, fileClock } from './clock.js';
 import { parseRateLimits, type RateLimits } from './rate-limit.js';
 import { type RunningSandbox, startSandbox } from './sandbox.js';
+import { SecretBox } from './secrets.js';
 import { describeDatabase, Store } from './store/store.js';
 
 const USAGE = `forge-service — the local Forge service (Integration Workflow Management Service)
@@ -11,8 +14,11 @@ const USAGE = `forge-service — the local Forge service (Integration Workflow M
 Usage: forge-service [--port 4010] [--db forge.db | :memory: | postgres://…] [--catalog path/to/catalog.json]
                      [--sandbox-port 4011] [--allow-private-webhooks] [--rate-limits token=120/60,...]
        forge-service migrate [--db …]
+       forge-service rotate-keys [--db …]
 
   migrate                    bring the database's schema up to date and exit (the service also does this at start)
+  rotate-keys                add a new token-signing key, which every instance signs with from then on; the old
+                             key verifies the tokens it signed until they expire (31 minutes), then is dropped
   --db                       a SQLite file (default forge.db), :memory:, or a PostgreSQL URL
                              (postgres://user:password@host:5432/database)
 
@@ -69,8 +75,21 @@ if (args.values.help) {
 }
 const db = args.values.db ?? (process.env.DATABASE_URL || 'forge.db');
 const [command, ...extra] = args.positionals;
-if (extra.length > 0 || (command !== undefined && command !== 'migrate'))
-  fail(`unknown command "${args.positionals.join(' ')}"; the only command is "migrate".`);
+if (extra.length > 0 || (command !== undefined && command !== 'migrate' && command !== 'rotate-keys'))
+  fail(`unknown command "${args.positionals.join(' ')}"; the commands are "migrate" and "rotate-keys".`);
+
+// Test-only: every "now" of the service comes from this file's number (server/clock.ts), so a
+// multi-instance test can move several processes' time at once. Never set it in production.
+let clock: Clock | undefined;
+if (process.env.FORGE_TEST_CLOCK_FILE) {
+  try {
+    clock = fileClock(process.env.FORGE_TEST_CLOCK_FILE);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  console.log('Clock: FORGE_TEST_CLOCK_FILE (for tests only)');
+}
+
 if (command === 'migrate') {
   try {
     const store = await Store.open(db);
@@ -85,6 +104,25 @@ if (command === 'migrate') {
     console.error(`forge-service migrate: ${(error as Error).message}`);
     process.exit(1);
   }
+}
+
+if (command === 'rotate-keys') {
+  try {
+    const store = await Store.open(db);
+    try {
+      const { kid, retired, dropped } = await AuthKeys.rotate(store, SecretBox.open(db), clock);
+      console.log(`New signing key ${kid}: every instance signs user tokens with it from now on.`);
+      if (retired.length)
+        console.log(`Retired ${retired.join(', ')}: verifies the tokens it signed until they expire, then goes.`);
+      if (dropped.length) console.log(`Dropped ${dropped.join(', ')}: every token it signed has expired.`);
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    console.error(`forge-service rotate-keys: ${(error as Error).message}`);
+    process.exit(1);
+  }
+  process.exit(0);
 }
 
 const port = Number(args.values.port);
@@ -137,6 +175,7 @@ try {
     allowPrivateWebhooks: args.values['allow-private-webhooks'] || process.env.FORGE_ALLOW_PRIVATE_WEBHOOKS === '1',
     sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
     logStream: requestLog,
+    clock,
     log: (line) => console.log(line),
   });
   console.log(`Forge service listening on ${service.url}/forge/2021-12`);

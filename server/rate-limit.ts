@@ -1,9 +1,10 @@
+import { type Clock, systemClock } from './clock.js';
+import type { Store } from './store/store.js';
+
 /**
  * Rate limits where abuse is cheap: minting user tokens, writing credentials, starting OAuth
  * flows (per user) and sending webhooks (per workflow). Counted in fixed windows per action and
- * key, so a shared store can count across instances with one upsert per hit:
- *   INSERT INTO rate_counts (key, window_start, count) VALUES (?, ?, 1)
- *   ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counts.count + 1 RETURNING count
+ * key, in the database (`rate_counts`), one upsert per hit.
  */
 
 export const RATE_LIMITED_ACTIONS = ['token', 'credentials', 'oauth', 'webhook'] as const;
@@ -27,39 +28,42 @@ export const DEFAULT_RATE_LIMITS: Record<RateLimitedAction, RateLimit> = {
 
 export type Verdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
-/** Windows kept before old ones are swept; each key holds at most one. */
-const SWEEP_ABOVE = 10_000;
+/** How often an instance deletes the counters of windows that have ended. */
+const SWEEP_EVERY_MS = 60_000;
 
+/**
+ * Counts in the database, so every instance behind a load balancer counts the same hits: one
+ * atomic upsert per hit.
+ */
 export class RateLimiter {
   private readonly limits: Record<RateLimitedAction, RateLimit | false>;
-  private readonly counts = new Map<string, { windowStart: number; count: number }>();
+  private lastSweep = 0;
 
   constructor(
+    private readonly store: Store,
     limits: RateLimits = {},
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {
     this.limits = { ...DEFAULT_RATE_LIMITS, ...limits };
   }
 
   /** Counts one use of `action` by `key`; answers whether it is within the limit. */
-  hit(action: RateLimitedAction, key: string): Verdict {
+  async hit(action: RateLimitedAction, key: string): Promise<Verdict> {
     const limit = this.limits[action];
     if (!limit) return { allowed: true };
     const windowMs = limit.windowSeconds * 1000;
-    const now = this.now();
+    const now = this.clock.now();
     const windowStart = now - (now % windowMs);
-    const id = `${action}:${key}`;
-    const current = this.counts.get(id);
-    const count = current?.windowStart === windowStart ? current.count + 1 : 1;
-    if (!current && this.counts.size >= SWEEP_ABOVE) this.sweep(now);
-    this.counts.set(id, { windowStart, count });
+    const count = await this.store.countHit(`${action}:${key}`, windowStart);
+    if (now - this.lastSweep >= SWEEP_EVERY_MS) await this.sweep(now);
     if (count <= limit.limit) return { allowed: true };
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)) };
   }
 
-  private sweep(now: number): void {
+  private async sweep(now: number): Promise<void> {
+    this.lastSweep = now;
     const longest = Math.max(...Object.values(this.limits).map((l) => (l ? l.windowSeconds * 1000 : 0)));
-    for (const [id, { windowStart }] of this.counts) if (windowStart + longest <= now) this.counts.delete(id);
+    await this.store.dropRateCountsBefore(now - longest);
   }
 }
 

@@ -1,9 +1,12 @@
+import { Cron } from 'croner';
+
 /**
  * The five-field cron syntax of a schedule block — `minute hour day-of-month month day-of-week` —
- * evaluated in UTC. Each field is `*`, a number, a range `a-b`, a step `*\/n` or `a-b/n`, or a
- * comma-separated list of those; months and weekdays also take names (`jan`, `mon`); weekday 0
- * and 7 are both Sunday. As in classic cron, when both day fields are restricted a day matches
- * if either does.
+ * evaluated in UTC. Croner reads and matches it: each field is `*`, a number, a range `a-b`, a
+ * step `*\/n`, `a/n` or `a-b/n`, or a comma-separated list of those; months and weekdays also
+ * take names (`jan`, `mon`); weekday 0 and 7 are both Sunday. As in classic cron, when both day
+ * fields are restricted a day matches if either does. Croner's extensions (`L`, `W`, `#`, `?`,
+ * `@daily`) are accepted too.
  */
 
 interface Field {
@@ -33,82 +36,82 @@ export interface CronSchedule {
   readonly source: string;
   /** Whether the schedule is due in the UTC minute that holds `date`. */
   matches(date: Date): boolean;
-  /** The start of the first minute after `date` the schedule is due in, within five years. */
+  /** The start of the first minute after `date` the schedule is due in. */
   next(date: Date): Date | undefined;
 }
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
+const schedule = (pattern: string) =>
+  // paused: the service's scheduler decides when to look (server/engine/engine.ts); croner only
+  // answers whether a minute is due. `sloppyRanges` keeps `15/20` meaning "from 15, every 20",
+  // as the schedules written for this service already do.
+  new Cron(pattern, { timezone: 'UTC', mode: '5-part', paused: true, sloppyRanges: true, domAndDow: false });
 
 export function parseCron(source: string): CronSchedule {
   const parts = source.trim().split(/\s+/);
-  if (parts.length !== 5) {
+  if (parts.length !== 5 && !source.trim().startsWith('@')) {
     throw new CronSyntaxError(
       `"${source}" has ${parts.length} field${parts.length === 1 ? '' : 's'}; a cron expression has 5: minute hour day-of-month month day-of-week (e.g. "0 9 * * 1").`,
     );
   }
-  const [minutes, hours, days, months, weekdays] = parts.map((part, i) => parseField(part, FIELDS[i]!, source));
-  // Sunday is both 0 and 7.
-  if (weekdays!.has(7)) weekdays!.add(0);
-  const dayRestricted = parts[2] !== '*';
-  const weekdayRestricted = parts[4] !== '*';
-  const dayMatches = (date: Date) => {
-    if (!months!.has(date.getUTCMonth() + 1)) return false;
-    const dayOk = days!.has(date.getUTCDate());
-    const weekdayOk = weekdays!.has(date.getUTCDay());
-    if (dayRestricted && weekdayRestricted) return dayOk || weekdayOk;
-    return dayOk && weekdayOk;
-  };
+  let cron: Cron;
+  try {
+    cron = schedule(source.trim());
+  } catch (error) {
+    throw new CronSyntaxError(explain(source, parts, error as Error));
+  }
+  // Croner matches to the second (at :00 in five-field mode); a schedule is due for its whole minute.
   return {
     source,
-    matches: (date) => minutes!.has(date.getUTCMinutes()) && hours!.has(date.getUTCHours()) && dayMatches(date),
-    next(date) {
-      // Days and hours that cannot match are skipped whole (they are fixed lengths in UTC), so
-      // even a yearly schedule is found in a few thousand steps.
-      let at = Math.floor(date.getTime() / MINUTE) * MINUTE + MINUTE;
-      for (const end = at + 5 * 366 * DAY; at < end; ) {
-        const d = new Date(at);
-        if (!dayMatches(d)) at += DAY - (at % DAY);
-        else if (!hours!.has(d.getUTCHours())) at += HOUR - (at % HOUR);
-        else if (!minutes!.has(d.getUTCMinutes())) at += MINUTE;
-        else return d;
-      }
-      return undefined;
-    },
+    matches: (date) => cron.match(new Date(date.getTime() - (date.getTime() % 60_000))),
+    next: (date) => cron.nextRun(date) ?? undefined,
   };
 }
 
-function parseField(text: string, field: Field, source: string): Set<number> {
-  const values = new Set<number>();
-  const bad = (why: string) => new CronSyntaxError(`"${source}": the ${field.name} field "${text}" ${why}`);
-  for (const item of text.split(',')) {
-    const [range, stepText, extra] = item.split('/');
-    if (extra !== undefined || range === undefined || range === '') throw bad('is not a value, range or step.');
-    let step = 1;
-    if (stepText !== undefined) {
-      step = Number(stepText);
-      if (!/^\d+$/.test(stepText) || step < 1) throw bad(`has the step "${stepText}"; a step is a whole number ≥ 1.`);
+/**
+ * Croner's reasons name its own internals ("Invalid value for day: -1"); a host gets one that
+ * names the field as they wrote it and says what it may hold. The field is the first that croner
+ * refuses on its own; the reason is worked out from its text.
+ */
+function explain(source: string, parts: string[], error: Error): string {
+  const fallback = `"${source}": ${error.message.replace(/^CronPattern:\s*/, '')}`;
+  const index = parts.findIndex((part, i) => {
+    const alone = ['*', '*', '*', '*', '*'];
+    alone[i] = part;
+    try {
+      schedule(alone.join(' '));
+      return false;
+    } catch {
+      return true;
     }
-    let from = field.min;
-    let to = field.max === 7 ? 6 : field.max;
-    if (range !== '*') {
-      const [a, b, more] = range.split('-');
-      if (more !== undefined) throw bad(`has the range "${range}"; a range is two values, a-b.`);
-      from = value(a!, field, bad);
-      to = b === undefined ? (stepText === undefined ? from : field.max) : value(b, field, bad);
-      if (from > to) throw bad(`has the range "${range}", which runs backwards.`);
-    }
-    for (let v = from; v <= to; v += step) values.add(v);
-  }
-  return values;
+  });
+  const field = FIELDS[index];
+  if (!field) return fallback;
+  const text = parts[index]!;
+  const reason = reasonOf(text, field);
+  return reason ? `"${source}": the ${field.name} field "${text}" ${reason}` : fallback;
 }
 
-function value(text: string, field: Field, bad: (why: string) => CronSyntaxError): number {
-  const named = field.names?.indexOf(text.toLowerCase()) ?? -1;
-  if (named >= 0) return named + field.min;
-  if (!/^\d+$/.test(text)) throw bad(`has "${text}", which is not a number${field.names ? ' or a name' : ''}.`);
-  const n = Number(text);
-  if (n < field.min || n > field.max) throw bad(`has ${n}; ${field.name} runs from ${field.min} to ${field.max}.`);
-  return n;
+function reasonOf(text: string, field: Field): string | undefined {
+  for (const item of text.split(',')) {
+    const [range, step, extra] = item.split('/');
+    if (extra !== undefined || !range) return 'is not a value, range or step.';
+    if (step !== undefined && !/^[1-9]\d*$/.test(step)) return `has the step "${step}"; a step is a whole number ≥ 1.`;
+    if (range === '*') continue;
+    const bounds = range.split('-');
+    if (bounds.length > 2) return `has the range "${range}"; a range is two values, a-b.`;
+    const values: number[] = [];
+    for (const bound of bounds) {
+      const named = field.names?.indexOf(bound.toLowerCase()) ?? -1;
+      if (named >= 0) {
+        values.push(named + field.min);
+        continue;
+      }
+      if (!/^\d+$/.test(bound)) return `has "${bound}", which is not a number${field.names ? ' or a name' : ''}.`;
+      const n = Number(bound);
+      if (n < field.min || n > field.max) return `has ${n}; ${field.name} runs from ${field.min} to ${field.max}.`;
+      values.push(n);
+    }
+    if (values.length === 2 && values[0]! > values[1]!) return `has the range "${range}", which runs backwards.`;
+  }
+  return undefined;
 }

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ErrorLogEntry } from 'forge-embed/client';
+import { type Clock, systemClock } from '../clock.js';
 import type { SecretBox } from '../secrets.js';
 import type { PendingDelivery, Store } from '../store/store.js';
 import { sendToEventBus } from './event-bus.js';
@@ -12,9 +13,11 @@ import { privateTargetReason, publicOnlyLookup } from './public-address.js';
  * Delivers error log entries to the host: a POST of the entry to the error webhook URL, and an
  * event on the event bus. Each entry waits in the outbox table (one row per channel) until its
  * channel accepted it, so a receiver that is down gets everything once it is back, also after a
- * restart of the service. Failed attempts are retried with exponential backoff. Attempts run
- * one at a time, so an entry is never sent twice at once; a receiver that answered 2xx is not
- * sent that entry again (a lost answer does mean a resend: dedupe on `_id` if that matters).
+ * restart of the service. Failed attempts are retried with exponential backoff. An instance
+ * leases a delivery in the database before attempting it, so of several instances one attempts
+ * it at a time; an instance that dies mid-attempt leaves it to another once the lease runs out.
+ * A receiver that answered 2xx is not sent that entry again (a lost answer, or an instance killed
+ * between the receiver's 2xx and the outbox update, does mean a resend: dedupe on `_id`).
  */
 
 export interface DeliveryOptions {
@@ -26,16 +29,23 @@ export interface DeliveryOptions {
   timeoutMs?: number;
   /** Deliver to loopback and private addresses too (`allowPrivateWebhooks`). */
   allowPrivateTargets?: boolean;
+  /** This process among the instances that share the database; leases name it. */
+  instanceId: string;
+  /** What "now" is for due times and leases. Default: the system clock. */
+  clock?: Clock;
   log?: (line: string) => void;
 }
 
 /** 1 s, 2 s, 4 s, … up to 10 minutes between attempts. */
 export const defaultBackoff = (attempt: number) => Math.min(1000 * 2 ** (attempt - 1), 10 * 60 * 1000);
 
-/** Rows read from the outbox per query. */
-const BATCH = 50;
 /** How long deliveries wait before looking again when the database did not answer. */
 const STORE_RETRY_MS = 5_000;
+/**
+ * How much longer than an attempt's timeout a lease lasts: the margin covers the database
+ * writes around the attempt, so a live instance's lease never runs out under it.
+ */
+const LEASE_MARGIN_MS = 20_000;
 
 export class Delivery {
   private readonly store: Store;
@@ -44,6 +54,9 @@ export class Delivery {
   private readonly timeoutMs: number;
   private readonly allowPrivateTargets: boolean;
   private readonly log: (line: string) => void;
+  private readonly instanceId: string;
+  private readonly clock: Clock;
+  private stopWatchingClock: () => void = () => {};
   private readonly shutdown = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<void> | undefined;
@@ -56,6 +69,8 @@ export class Delivery {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.allowPrivateTargets = options.allowPrivateTargets ?? false;
     this.log = options.log ?? (() => {});
+    this.instanceId = options.instanceId;
+    this.clock = options.clock ?? systemClock;
   }
 
   /**
@@ -64,13 +79,14 @@ export class Delivery {
    */
   async enqueue(entry: ErrorLogEntry, tx: Store): Promise<void> {
     for (const channel of activeChannels(await loadHostSettings(tx))) {
-      await tx.enqueueDelivery(entry._id, channel, Date.now());
+      await tx.enqueueDelivery(entry._id, channel, this.clock.now());
     }
   }
 
   /** Starts delivering, beginning with whatever waited from before a restart, without waiting out its backoff. */
   async start(): Promise<void> {
     await this.store.retryDeliveriesNow();
+    this.stopWatchingClock = this.clock.onJump(() => this.kick());
     this.kick();
   }
 
@@ -105,6 +121,7 @@ export class Delivery {
   /** Stops the timer and cuts short an attempt in flight; its entry stays in the outbox. */
   async stop(): Promise<void> {
     this.shutdown.abort();
+    this.stopWatchingClock();
     clearTimeout(this.timer);
     await this.pass;
   }
@@ -112,7 +129,7 @@ export class Delivery {
   private async scheduleNext(): Promise<void> {
     if (this.shutdown.signal.aborted) return;
     const next = await this.store.nextDeliveryDueAt();
-    if (next !== undefined) this.wakeIn(next - Date.now());
+    if (next !== undefined) this.wakeIn(next - this.clock.now());
   }
 
   private wakeIn(ms: number): void {
@@ -122,15 +139,19 @@ export class Delivery {
     this.timer.unref();
   }
 
+  /**
+   * Attempts what is due, one delivery at a time, each leased just before its attempt, so that
+   * no entry waits under this instance's lease while others are attempted.
+   */
   private async deliverDue(): Promise<void> {
     do {
       this.passAgain = false;
-      const due = await this.store.dueDeliveries(Date.now(), BATCH);
-      for (const delivery of due) {
-        if (this.shutdown.signal.aborted) return;
-        await this.attempt(delivery);
+      while (!this.shutdown.signal.aborted) {
+        const now = this.clock.now();
+        const next = await this.store.leaseNextDelivery(now, this.instanceId, now + this.timeoutMs + LEASE_MARGIN_MS);
+        if (!next) break;
+        await this.attempt(next);
       }
-      if (due.length === BATCH) this.passAgain = true;
     } while (this.passAgain && !this.shutdown.signal.aborted);
   }
 
@@ -151,10 +172,11 @@ export class Delivery {
       // Delivered, or its channel was switched off since: either way it leaves the outbox.
       await this.store.finishDelivery(entry._id, channel);
     } catch (error) {
-      if (this.shutdown.signal.aborted) return;
+      // Stopping: the entry stays in the outbox, free for any instance at once.
+      if (this.shutdown.signal.aborted) return this.store.releaseDelivery(entry._id, channel);
       const reason = describe(error, this.timeoutMs, signal);
       const retryIn = this.backoff(attempts + 1);
-      await this.store.postponeDelivery(entry._id, channel, attempts + 1, Date.now() + retryIn, reason);
+      await this.store.postponeDelivery(entry._id, channel, attempts + 1, this.clock.now() + retryIn, reason);
       this.log(`delivery of error ${entry._id} to the ${channel} failed (${reason}); retry in ${retryIn} ms`);
     }
   }

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { BlockResult, ErrorKind, ErrorLogEntry, ExecutionLogEntry, VariableValue } from 'forge-embed/client';
 import { type Catalog, type CatalogBlock, type CatalogWorkflow, currentValue } from '../catalog/catalog.js';
+import { type Clock, systemClock } from '../clock.js';
 import type { SecretBox } from '../secrets.js';
 import type { ChildRow, Store } from '../store/store.js';
 import { BlockFailure, runnerFor, TRIGGER_TYPES, type Trigger } from './blocks.js';
@@ -17,6 +18,10 @@ export interface EngineOptions {
   env: Record<string, string>;
   /** How long an HTTP block waits for an answer. Default 10 s. */
   httpTimeoutMs?: number;
+  /** What "now" is for the scheduler. Default: the system clock. */
+  clock?: Clock;
+  /** This process among the instances that share the database; claims name it. */
+  instanceId: string;
   log?: (line: string) => void;
 }
 
@@ -31,6 +36,20 @@ export interface ExecutionOutcome {
 /** Scheduled runs of one tick that run at the same time, so one slow workflow does not hold up the rest. */
 const TICK_CONCURRENCY = 4;
 
+const MINUTE = 60_000;
+
+/**
+ * How far back a scheduler that fell behind (a stalled event loop, a suspended machine, a test
+ * clock that jumped) still runs the minutes it missed; older ones are skipped and logged.
+ */
+export const CATCH_UP_MINUTES = 60;
+
+/** How soon a minute whose tick broke is tried again. */
+const RETRY_FAILED_TICK_MS = 5_000;
+
+/** Claims of minutes older than this are deleted: no scheduler ticks them any more. */
+const CLAIMS_KEPT_MINUTES = 24 * 60;
+
 /**
  * Runs child workflows: on a webhook (`runWebhook`) or on their schedule block's cron (`tick`,
  * called every minute by the scheduler, or by a test with the minute it wants). Every run is
@@ -39,13 +58,16 @@ const TICK_CONCURRENCY = 4;
  */
 export class Engine {
   private readonly options: EngineOptions;
+  private readonly clock: Clock;
   private readonly schedules = new Map<string, CronSchedule>();
   private readonly shutdown = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | undefined;
+  private stopWatchingClock: () => void = () => {};
 
   constructor(options: EngineOptions) {
     this.options = options;
+    this.clock = options.clock ?? systemClock;
     // A catalog with a bad cron fails on start, not silently at the minute it should have run.
     const problems: string[] = [];
     for (const workflow of options.catalog.all()) {
@@ -61,44 +83,90 @@ export class Engine {
     if (problems.length > 0) throw new Error(`The catalog has schedules that cannot run:\n  ${problems.join('\n  ')}`);
   }
 
-  /** Runs the scheduler: a tick at the start of every minute until `stop()`. */
+  /**
+   * Runs the scheduler: a tick for every minute from the one it starts in until `stop()`. Minutes
+   * before the start are not run (a restart does not replay an outage); a minute this process
+   * missed while running is run late, up to CATCH_UP_MINUTES back.
+   */
   startScheduler(): void {
     if (this.shutdown.signal.aborted) return;
-    const next = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
-    this.timer = setTimeout(() => {
-      // A tick that breaks (the database, not a workflow: those become error entries) must not stop the next one.
-      this.tick(new Date(next)).catch((error: unknown) => console.error('forge scheduler:', error));
-      this.startScheduler();
-    }, next - Date.now());
-    this.timer.unref();
+    const clock = this.clock;
+    let nextMinute = Math.floor(clock.now() / MINUTE) * MINUTE;
+    // Minutes whose tick broke (the database, not a workflow: those become error entries); tried
+    // again while they are within the catch-up window. Claims make a second try run only what the
+    // first did not.
+    const failed = new Set<number>();
+    const check = () => {
+      clearTimeout(this.timer);
+      if (this.shutdown.signal.aborted) return;
+      const now = clock.now();
+      const oldest = Math.floor(now / MINUTE) * MINUTE - (CATCH_UP_MINUTES - 1) * MINUTE;
+      if (nextMinute < oldest) {
+        this.options.log?.(
+          `scheduler: minutes from ${new Date(nextMinute).toISOString()} to ${new Date(oldest - MINUTE).toISOString()} were missed by over ${CATCH_UP_MINUTES} minutes and are skipped`,
+        );
+        nextMinute = oldest;
+      }
+      const minutes = [...failed].filter((minute) => minute >= oldest);
+      failed.clear();
+      for (; nextMinute <= now; nextMinute += MINUTE) minutes.push(nextMinute);
+      // Each minute's tick runs on its own, so a slow one does not hold up the next.
+      for (const minute of minutes) {
+        this.tick(new Date(minute)).catch((error: unknown) => {
+          console.error(`forge scheduler: minute ${new Date(minute).toISOString()} (tried again shortly):`, error);
+          failed.add(minute);
+          if (!this.shutdown.signal.aborted) setTimeout(check, RETRY_FAILED_TICK_MS).unref();
+        });
+      }
+      this.timer = setTimeout(check, Math.max(0, nextMinute - clock.now()));
+      this.timer.unref();
+    };
+    this.stopWatchingClock = clock.onJump(check);
+    check();
   }
 
   /** Stops the scheduler and waits for the runs in progress, cutting short their HTTP calls. */
   async stop(): Promise<void> {
     clearTimeout(this.timer);
+    this.stopWatchingClock();
     this.shutdown.abort();
     await Promise.allSettled([...this.running]);
   }
 
   /**
-   * Runs every active child whose parent's schedule is due in the minute of `at`. Whether a
-   * child is active is read again just before it runs, so a deactivation stops it at once.
+   * Runs every active child whose parent's schedule is due in the minute of `at`, each only if
+   * this instance claims that (child, minute) in the database: of several instances ticking the
+   * same minute, one runs each child. Whether a child is active is read again just before it
+   * runs, so a deactivation stops it at once.
    */
-  async tick(at: Date = new Date()): Promise<ExecutionOutcome[]> {
+  async tick(at: Date = new Date(this.clock.now())): Promise<ExecutionOutcome[]> {
+    const { store, instanceId, log } = this.options;
+    const minute = Math.floor(at.getTime() / MINUTE) * MINUTE;
     const due: ChildRow[] = [];
-    for (const parentId of await this.options.store.listParentsWithActiveChildren()) {
-      if (this.schedules.get(parentId)?.matches(at))
-        due.push(...(await this.options.store.listActiveChildrenOf(parentId)));
+    for (const parentId of await store.listParentsWithActiveChildren()) {
+      if (this.schedules.get(parentId)?.matches(at)) due.push(...(await store.listActiveChildrenOf(parentId)));
     }
     const outcomes: ExecutionOutcome[] = [];
+    let claimedElsewhere = 0;
     const next = async (): Promise<void> => {
       const candidate = due.shift();
       if (!candidate || this.shutdown.signal.aborted) return;
-      const child = await this.options.store.getChild(candidate.id);
-      if (child?.active) outcomes.push(await this.run(child, { kind: 'schedule', at }));
+      const child = await store.getChild(candidate.id);
+      if (child?.active) {
+        if (await store.claimScheduledRun(child.id, minute, instanceId))
+          outcomes.push(await this.run(child, { kind: 'schedule', at }));
+        else claimedElsewhere++;
+      }
       return next();
     };
+    const dueCount = due.length;
     await Promise.all(Array.from({ length: TICK_CONCURRENCY }, next));
+    if (dueCount > 0) {
+      log?.(
+        `scheduler: minute ${new Date(minute).toISOString()}: ran ${outcomes.length} of ${dueCount} due${claimedElsewhere ? ` (${claimedElsewhere} claimed by another instance)` : ''}`,
+      );
+    }
+    if (minute % (60 * MINUTE) === 0) await store.dropScheduleClaimsBefore(minute - CLAIMS_KEPT_MINUTES * MINUTE);
     return outcomes;
   }
 

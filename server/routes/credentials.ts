@@ -31,8 +31,8 @@ export function registerCredentials(
   api: FastifyInstance,
   { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs }: ServiceDeps,
 ): void {
-  const limitWrites = (userId: string) =>
-    rateLimited(limits.hit('credentials', userId), 'This user saved credentials too often.');
+  const limitWrites = async (userId: string) =>
+    rateLimited(await limits.hit('credentials', userId), 'This user saved credentials too often.');
 
   const integrationNamed = (name: string): Integration => {
     const integration = catalog.integrations.get(name);
@@ -86,7 +86,7 @@ export function registerCredentials(
       fields.onlyKnown(wanted.map((p) => p.name));
       fields.done();
       const userId = (request.principal as { userId: string }).userId;
-      limitWrites(userId);
+      await limitWrites(userId);
       const sealed = secrets.seal({ kind: 'parameters', values });
       const connectedAt = await store.saveCredential(userId, integration.name, sealed);
       return { integration: integration.name, connectedAt };
@@ -122,7 +122,7 @@ export function registerCredentials(
         );
       }
       const userId = (request.principal as { userId: string }).userId;
-      rateLimited(limits.hit('oauth', userId), 'This user started too many sign-in windows.');
+      rateLimited(await limits.hit('oauth', userId), 'This user started too many sign-in windows.');
       const { state, expiresAt } = await store.createOAuthState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
       return {
         url: `${baseOf(request)}${API_PREFIX}/oauth/authorize?state=${state}`,
@@ -153,7 +153,7 @@ export function registerCredentials(
       const integration = integrationNamed((request.params as Params).integration);
       const { grant } = request.body as { grant: string };
       const userId = (request.principal as { userId: string }).userId;
-      limitWrites(userId);
+      await limitWrites(userId);
       const connectedAt = await confirmGrant(store, grant, {
         userId,
         integration: integration.name,

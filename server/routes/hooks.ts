@@ -33,7 +33,7 @@ export function registerHooks(api: FastifyInstance, engine: Engine, limits: Rate
     async (request) => {
       const target = await engine.webhookTarget((request.params as { token: string }).token);
       if ('refused' in target) throw refusal(target.refused);
-      rateLimited(limits.hit('webhook', target.child.id), 'This workflow’s webhook was called too often.');
+      rateLimited(await limits.hit('webhook', target.child.id), 'This workflow’s webhook was called too often.');
       const payload = request.body ?? {};
       if (!isPlainObject(payload)) {
         throw badRequest(

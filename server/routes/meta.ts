@@ -24,7 +24,7 @@ export function registerMeta(api: FastifyInstance, { authKeys, catalog }: Servic
         response: { 200: Type.Object({ keys: Type.Array(Type.Object({}, { additionalProperties: true })) }) },
       },
     },
-    async () => authKeys.jwks,
+    () => authKeys.jwks(),
   );
 
   for (const folder of ['', 'blocks/']) {

@@ -163,7 +163,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
     },
     async (request) => {
       const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
-      rateLimited(limits.hit('token', user._id), `Too many tokens were asked for user ${user._id}.`);
+      rateLimited(await limits.hit('token', user._id), `Too many tokens were asked for user ${user._id}.`);
       const { expiresIn } = request.query as { expiresIn: number };
       return { token: await authKeys.signUserToken(user._id, expiresIn) };
     },

@@ -4,7 +4,8 @@ import * as tables from './migrations/0001_tables.js';
 import * as deliveryOutbox from './migrations/0002_delivery_outbox.js';
 import * as oauthGrants from './migrations/0003_oauth_grants.js';
 import * as executionHours from './migrations/0004_execution_hours.js';
-import * as errorKind from './migrations/0005_error_kind.js';
+import * as instances from './migrations/0005_instances.js';
+import * as errorKind from './migrations/0006_error_kind.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -69,7 +70,12 @@ export interface Tables {
     attempts: Generated<number>;
     due_at: number;
     last_error: string | null;
+    leased_by: string | null;
+    lease_until: number | null;
   };
+  schedule_claims: { workflow_id: string; minute: number; claimed_by: string };
+  signing_keys: { kid: string; sealed_key: string; created_at: number; retired_at: number | null };
+  rate_counts: { key: string; window_start: number; count: number };
 }
 
 /**
@@ -81,7 +87,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0002_delivery_outbox': deliveryOutbox,
   '0003_oauth_grants': oauthGrants,
   '0004_execution_hours': executionHours,
-  '0005_error_kind': errorKind,
+  '0005_instances': instances,
+  '0006_error_kind': errorKind,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */

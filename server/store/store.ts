@@ -11,6 +11,7 @@ import type {
   WorkflowHealth,
 } from 'forge-embed/client';
 import {
+  type ExpressionBuilder,
   Kysely,
   PostgresDialect,
   type Selectable,
@@ -183,7 +184,12 @@ function preparingOnce(db: Database.Database): SqliteDatabase {
   const statements = new Map<string, SqliteStatement>();
   return {
     close: () => db.close(),
-    prepare(text) {
+    prepare(query) {
+      // Kysely opens transactions with a deferred BEGIN. With several processes on one file, two
+      // deferred transactions that read and then write deadlock, and SQLite fails one at once
+      // (SQLITE_BUSY, past busy_timeout): IMMEDIATE takes the write lock first, so the other
+      // waits its turn instead.
+      const text = query === 'begin' ? 'begin immediate' : query;
       let statement = statements.get(text);
       if (!statement) {
         statement = db.prepare(text) as unknown as SqliteStatement;
@@ -782,26 +788,73 @@ export class Store {
       .execute();
   }
 
-  /** Deliveries due at `now`, oldest first, each with the entry to send. */
-  async dueDeliveries(now: number, limit: number): Promise<PendingDelivery[]> {
-    const rows = await this.db
-      .selectFrom('deliveries as d')
-      .innerJoin('error_logs as e', 'e.id', 'd.error_id')
-      .select(['d.channel', 'd.attempts', ...ERROR_COLUMNS.map((column) => `e.${column}` as const)])
-      .where('d.due_at', '<=', now)
-      .orderBy('d.due_at')
-      .orderBy('e.created_at')
-      .orderBy('e.id')
-      .limit(limit)
+  /**
+   * Takes the oldest delivery due at `now` whose lease is free (none, or run out), leasing it to
+   * `holder` until `leaseUntil`; answers it with its entry, or undefined when none is free. The
+   * lease is a conditional update, so of instances racing for a delivery exactly one gets it.
+   */
+  async leaseNextDelivery(now: number, holder: string, leaseUntil: number): Promise<PendingDelivery | undefined> {
+    const free = (eb: ExpressionBuilder<Tables, 'deliveries'>) =>
+      eb.and([eb('due_at', '<=', now), eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)])]);
+    // A few candidates, so that losing a race for the oldest moves on to the next.
+    const candidates = await this.db
+      .selectFrom('deliveries')
+      .select(['error_id', 'channel'])
+      .where(free)
+      .orderBy('due_at')
+      .limit(5)
       .execute();
+    for (const { error_id, channel } of candidates) {
+      const leased = await this.db
+        .updateTable('deliveries')
+        .set({ leased_by: holder, lease_until: leaseUntil })
+        .where('error_id', '=', error_id)
+        .where('channel', '=', channel)
+        .where(free)
+        .executeTakeFirst();
+      if (leased.numUpdatedRows !== 1n) continue;
+      const [taken] = await this.pendingDeliveries((q) =>
+        q.where('d.error_id', '=', error_id).where('d.channel', '=', channel),
+      );
+      return taken;
+    }
+    return undefined;
+  }
+
+  /** Deliveries due at `now`, oldest first, each with the entry to send (leased or not). */
+  async dueDeliveries(now: number, limit: number): Promise<PendingDelivery[]> {
+    return this.pendingDeliveries((q) => q.where('d.due_at', '<=', now).limit(limit));
+  }
+
+  private async pendingDeliveries(
+    filter: (query: ReturnType<Store['deliveriesWithEntries']>) => ReturnType<Store['deliveriesWithEntries']>,
+  ): Promise<PendingDelivery[]> {
+    const rows = await filter(this.deliveriesWithEntries()).execute();
     return rows.map((row) => ({ channel: row.channel, attempts: row.attempts, entry: toErrorEntry(row) }));
   }
 
-  /** When the next delivery is due (ms since the epoch), or undefined when the outbox is empty. */
+  private deliveriesWithEntries() {
+    return this.db
+      .selectFrom('deliveries as d')
+      .innerJoin('error_logs as e', 'e.id', 'd.error_id')
+      .select(['d.channel', 'd.attempts', ...ERROR_COLUMNS.map((column) => `e.${column}` as const)])
+      .orderBy('d.due_at')
+      .orderBy('e.created_at')
+      .orderBy('e.id');
+  }
+
+  /**
+   * When the next delivery may be attempted (ms since the epoch): its due time, or the end of the
+   * lease another instance holds on it. Undefined when the outbox is empty.
+   */
   async nextDeliveryDueAt(): Promise<number | undefined> {
     const row = await this.db
       .selectFrom('deliveries')
-      .select((eb) => eb.fn.min('due_at').as('next'))
+      .select(
+        sql<
+          number | null
+        >`min(CASE WHEN lease_until IS NOT NULL AND lease_until > due_at THEN lease_until ELSE due_at END)`.as('next'),
+      )
       .executeTakeFirst();
     return row?.next ?? undefined;
   }
@@ -819,7 +872,17 @@ export class Store {
   ): Promise<void> {
     await this.db
       .updateTable('deliveries')
-      .set({ attempts, due_at: dueAt, last_error: lastError })
+      .set({ attempts, due_at: dueAt, last_error: lastError, leased_by: null, lease_until: null })
+      .where('error_id', '=', errorId)
+      .where('channel', '=', channel)
+      .execute();
+  }
+
+  /** Gives up the lease on a delivery without attempting it. */
+  async releaseDelivery(errorId: string, channel: string): Promise<void> {
+    await this.db
+      .updateTable('deliveries')
+      .set({ leased_by: null, lease_until: null })
       .where('error_id', '=', errorId)
       .where('channel', '=', channel)
       .execute();
@@ -856,6 +919,71 @@ export class Store {
       .where('channel', '=', channel)
       .executeTakeFirstOrThrow();
     return { pending: Number(row.pending), lastError: row.lastError ?? null };
+  }
+
+  /**
+   * Claims one scheduled minute of a child for `holder`: true for the one instance whose insert
+   * made the row, false for every other that tried the same (child, minute).
+   */
+  async claimScheduledRun(workflowId: string, minute: number, holder: string): Promise<boolean> {
+    // An insert that met an existing claim returns no row.
+    const made = await this.db
+      .insertInto('schedule_claims')
+      .values({ workflow_id: workflowId, minute, claimed_by: holder })
+      .onConflict((oc) => oc.doNothing())
+      .returning('minute')
+      .executeTakeFirst();
+    return made !== undefined;
+  }
+
+  /** Forgets claims of minutes before `minute`: no instance ticks them any more. */
+  async dropScheduleClaimsBefore(minute: number): Promise<void> {
+    await this.db.deleteFrom('schedule_claims').where('minute', '<', minute).execute();
+  }
+
+  // Signing keys (server/auth.ts) -----------------------------------------------------------
+
+  async listSigningKeys(): Promise<SigningKeyRow[]> {
+    const rows = await this.db.selectFrom('signing_keys').selectAll().orderBy('created_at', 'desc').execute();
+    return rows.map((row) => ({
+      kid: row.kid,
+      sealedKey: row.sealed_key,
+      createdAt: row.created_at,
+      retiredAt: row.retired_at,
+    }));
+  }
+
+  /** Adds a key as the current one; every key that was current is retired at `now`. */
+  async addSigningKey(kid: string, sealedKey: string, now: number): Promise<void> {
+    await this.transaction(async (tx) => {
+      await tx.db.updateTable('signing_keys').set({ retired_at: now }).where('retired_at', 'is', null).execute();
+      await tx.db.insertInto('signing_keys').values({ kid, sealed_key: sealedKey, created_at: now }).execute();
+    });
+  }
+
+  /** Removes keys retired before `before`; answers their kids. */
+  async dropSigningKeysRetiredBefore(before: number): Promise<string[]> {
+    const rows = await this.db.deleteFrom('signing_keys').where('retired_at', '<', before).returning('kid').execute();
+    return rows.map((row) => row.kid);
+  }
+
+  // Rate limits (server/rate-limit.ts) -------------------------------------------------------
+
+  /** Counts one hit in a window; answers the window's count, this hit included. */
+  async countHit(key: string, windowStart: number): Promise<number> {
+    const row = await this.db
+      .insertInto('rate_counts')
+      .values({ key, window_start: windowStart, count: 1 })
+      .onConflict((oc) =>
+        oc.columns(['key', 'window_start']).doUpdateSet({ count: (eb) => eb('rate_counts.count', '+', 1) }),
+      )
+      .returning('count')
+      .executeTakeFirstOrThrow();
+    return row.count;
+  }
+
+  async dropRateCountsBefore(windowStart: number): Promise<void> {
+    await this.db.deleteFrom('rate_counts').where('window_start', '<', windowStart).execute();
   }
 }
 
@@ -903,6 +1031,15 @@ export interface PendingGrant {
   openerOrigin: string;
   sealedGrant: string;
   expiresAt: number;
+}
+
+export interface SigningKeyRow {
+  kid: string;
+  /** The private JWK, sealed with the SecretBox. */
+  sealedKey: string;
+  createdAt: number;
+  /** When a newer key replaced it; null for the current key. */
+  retiredAt: number | null;
 }
 
 export interface PendingDelivery {

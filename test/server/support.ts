@@ -290,10 +290,10 @@ export class TestService {
       .sign(await importJWK(jwk, 'ES256'));
   }
 
-  /** The service's token-signing key, which the database keeps sealed. */
+  /** The service's current token-signing key, which the database keeps sealed in its key ring. */
   private async signingJwk(): Promise<JWK> {
-    const stored = (await this.store.getSetting('signingKey'))!;
-    return stored.startsWith('{') ? (JSON.parse(stored) as JWK) : this.service.secrets.open<JWK>(stored);
+    const current = (await this.store.listSigningKeys()).find((k) => k.retiredAt === null)!;
+    return { ...this.service.secrets.open<JWK>(current.sealedKey), kid: current.kid };
   }
 
   /** A well-formed, unexpired user token signed with a key that is not the service's. */

@@ -1,0 +1,339 @@
+/**
+ * Two service processes on one database, as behind a load balancer: each scheduled minute runs
+ * once, each error delivery is attempted by one instance at a time and survives a SIGKILL, keys,
+ * tokens, rate limits and OAuth flows work whichever instance answers, and concurrent writes on
+ * both lose nothing acknowledged. Time is the test's clock, not minutes of waiting.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { decodeProtectedHeader } from 'jose';
+import { Cluster, type Instance, MINUTELY, OAUTH, REFUSE, SETTINGS_BLOCK, until } from './instances-support.js';
+
+const at = (iso: string) => new Date(iso);
+const MINUTE = 60_000;
+
+let emails = 0;
+async function newUser(instance: Instance): Promise<{ userId: string; token: string }> {
+  const created = await instance.api('POST', '/user', {
+    name: 'Ada',
+    email: `ada${++emails}-${Date.now()}@example.com`,
+  });
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  const { token } = (await instance.api('GET', `/user/${created.body.userId}/token`)).body;
+  return { userId: created.body.userId, token };
+}
+
+const executions = async (instance: Instance, childId: string) =>
+  (await instance.api('GET', `/workflow/${childId}/logs?limit=30&order=asc`)).body.data as Array<{ results: unknown }>;
+
+/** Two instances, A and B, on a new database with the clock at `start`, for the tests of one describe. */
+function twoInstances(start: string, env?: Record<string, string>) {
+  const pair = {} as { cluster: Cluster; a: Instance; b: Instance };
+  before(async () => {
+    pair.cluster = await Cluster.create(at(start), env);
+    pair.a = await pair.cluster.start('A');
+    pair.b = await pair.cluster.start('B');
+  });
+  after(() => pair.cluster.close());
+  return pair;
+}
+
+describe('a scheduled minute across two instances', () => {
+  const pair = twoInstances('2026-03-02T11:58:30Z');
+
+  /**
+   * Every instance given said it ticked each minute from `first` to `last` (HH:MM of 2026-03-02,
+   * with a child due) before anything is counted: the minutes of one jump tick side by side.
+   */
+  const ticked = (first: string, last: string, ...instances: Instance[]) => {
+    const minutes: string[] = [];
+    for (let t = Date.parse(`2026-03-02T${first}:00Z`); t <= Date.parse(`2026-03-02T${last}:00Z`); t += MINUTE)
+      minutes.push(new Date(t).toISOString());
+    return Promise.all(
+      instances.flatMap((i) =>
+        minutes.map((minute) => i.line(new RegExp(`minute ${minute.replace('.', '\\.')}: ran`))),
+      ),
+    );
+  };
+
+  test('runs each active child once, and each minute the clock passed once, whichever instance claims it', async () => {
+    const { cluster, a, b } = pair;
+    const user = await newUser(a);
+    const installed = await a.api('POST', `/workflow/${MINUTELY}/install`, {}, user.token);
+    assert.equal(installed.status, 201, JSON.stringify(installed.body));
+    const child = installed.body.workflowId;
+
+    cluster.setClock(at('2026-03-02T11:59:00Z'));
+    await ticked('11:59', '11:59', a, b);
+    assert.equal((await executions(b, child)).length, 1, 'minute 11:59 ran other than once');
+
+    // Six minutes pass at once (a stalled host, a jump of the test clock): each runs once.
+    cluster.setClock(at('2026-03-02T12:05:10Z'));
+    await ticked('12:00', '12:05', a, b);
+    const runs = await executions(a, child);
+    assert.equal(
+      runs.length,
+      7,
+      `expected 11:59 and 12:00…12:05 once each, got ${runs.length} runs\n${[...a.lines, ...b.lines].join('\n')}`,
+    );
+    const claimedBy = [...a.lines, ...b.lines].filter((l) => / ran 1 of 1 due/.test(l)).length;
+    assert.equal(claimedBy, 7, 'every run is reported by exactly one instance');
+  });
+
+  test('while one instance is down the other runs every minute; the one that comes back does not replay them', async () => {
+    const { cluster, a } = pair;
+    const user = await newUser(pair.b);
+    const child = (await pair.b.api('POST', `/workflow/${MINUTELY}/install`, {}, user.token)).body.workflowId;
+    await pair.b.kill();
+    cluster.setClock(at('2026-03-02T12:06:00Z'));
+    await ticked('12:06', '12:06', a);
+    cluster.setClock(at('2026-03-02T12:07:00Z'));
+    await ticked('12:07', '12:07', a);
+    assert.equal((await executions(a, child)).length, 2, a.lines.join('\n'));
+
+    const again = await cluster.start('B again');
+    cluster.setClock(at('2026-03-02T12:08:00Z'));
+    await ticked('12:08', '12:08', a, again);
+    const runs = await executions(again, child);
+    assert.equal(
+      runs.length,
+      3,
+      `the minutes B missed ran once, on A; 12:08 once\n${[...a.lines, ...again.lines].join('\n')}`,
+    );
+  });
+});
+
+describe('signing keys shared by the instances', () => {
+  const pair = twoInstances('2026-03-02T10:00:00Z');
+
+  const jwksKids = async (instance: Instance) =>
+    ((await instance.api('GET', '/.well-known/jwks.json')).body.keys as Array<{ kid: string; d?: string }>).map((k) => {
+      assert.equal(k.d, undefined, 'the JWKS publishes a private key');
+      return k.kid;
+    });
+
+  test('a token one instance signs verifies on the other; both publish the same key', async () => {
+    const { a, b } = pair;
+    const { userId, token } = await newUser(a);
+    const read = await b.api('GET', `/user/${userId}`, undefined, token);
+    assert.equal(read.status, 200, JSON.stringify(read.body));
+    const kid = decodeProtectedHeader(token).kid;
+    assert.deepEqual(await jwksKids(a), [kid]);
+    assert.deepEqual(await jwksKids(b), [kid]);
+  });
+
+  test('rotate-keys: new tokens carry the new kid, old ones verify until they expire, then the old key is gone', async () => {
+    const { cluster, a, b } = pair;
+    const { userId, token: oldToken } = await newUser(a);
+    const oldKid = decodeProtectedHeader(oldToken).kid!;
+
+    cluster.advance(10 * MINUTE);
+    const rotated = await cluster.run('rotate-keys');
+    assert.equal(rotated.code, 0, rotated.output);
+    const newKid = /New signing key (\w+)/.exec(rotated.output)?.[1];
+    assert.ok(newKid && newKid !== oldKid, rotated.output);
+    assert.match(rotated.output, new RegExp(`Retired ${oldKid}`));
+
+    const newToken = (await b.api('GET', `/user/${userId}/token`)).body.token;
+    assert.equal(decodeProtectedHeader(newToken).kid, newKid, 'B signs with the key rotate-keys added');
+    for (const instance of [a, b]) {
+      assert.equal(
+        (await instance.api('GET', `/user/${userId}`, undefined, oldToken)).status,
+        200,
+        'old token refused',
+      );
+      assert.equal(
+        (await instance.api('GET', `/user/${userId}`, undefined, newToken)).status,
+        200,
+        'new token refused',
+      );
+      assert.deepEqual((await jwksKids(instance)).sort(), [oldKid, newKid].sort());
+    }
+
+    // The old token's 30 minutes are over; a token the old key signed just before the rotation
+    // is not, so the key stays for a token lifetime (and a minute of skew) after it was retired.
+    cluster.advance(22 * MINUTE);
+    const expired = await a.api('GET', `/user/${userId}`, undefined, oldToken);
+    assert.equal(expired.status, 401);
+    assert.match(expired.body.detail, /expired/);
+    assert.deepEqual((await jwksKids(b)).sort(), [oldKid, newKid].sort());
+    cluster.advance(10 * MINUTE);
+    assert.deepEqual(await jwksKids(b), [newKid]);
+    assert.deepEqual(await jwksKids(a), [newKid]);
+    const again = await cluster.run('rotate-keys');
+    assert.doesNotMatch(again.output, new RegExp(oldKid), 'the dropped key is still in the ring');
+  });
+});
+
+describe('error deliveries across instances', () => {
+  let cluster: Cluster;
+  let receiver: Server;
+  const arrived: Array<{ id: string; answered: boolean }> = [];
+  let hangFirst = true;
+  before(async () => {
+    cluster = await Cluster.create(at('2026-03-02T09:00:00Z'));
+    // The host's error receiver: the first request never gets an answer (its instance dies
+    // while it waits); every later one gets a 204.
+    receiver = createServer(async (req, res) => {
+      let text = '';
+      for await (const chunk of req) text += chunk;
+      const entry = JSON.parse(text);
+      if (hangFirst) {
+        hangFirst = false;
+        arrived.push({ id: entry._id, answered: false });
+        return;
+      }
+      arrived.push({ id: entry._id, answered: true });
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    receiver.closeAllConnections();
+    receiver.close();
+    await cluster.close();
+  });
+
+  test('an instance killed mid-delivery leaves it to the other once its lease runs out, which delivers it once', async () => {
+    const a = await cluster.start('A');
+    const b = await cluster.start('B');
+    const { port } = receiver.address() as AddressInfo;
+    const saved = await b.api('PUT', '/settings', { errorWebhookUrl: `http://127.0.0.1:${port}/errors` });
+    assert.equal(saved.status, 200, JSON.stringify(saved.body));
+    const user = await newUser(a);
+    const child = (await a.api('POST', `/workflow/${REFUSE}/install`, {}, user.token)).body.workflowId;
+    const hook = await fetch((await a.api('GET', `/workflow/${child}`)).body.webhookUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    assert.ok(hook.status < 300, `webhook answered ${hook.status}`);
+    await until(() => arrived.length === 1, 'the first attempt');
+    await a.kill();
+
+    // The lease of the dead instance still holds: the other leaves the delivery alone.
+    cluster.advance(5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(arrived.length, 1, 'another instance attempted a leased delivery');
+
+    cluster.advance(60_000);
+    await until(() => arrived.length === 2, 'the delivery by the instance still up');
+    assert.equal(arrived[1]!.id, arrived[0]!.id);
+    await until(async () => (await b.api('GET', '/settings')).body.deliveries.webhook.pending === 0, 'an empty outbox');
+    cluster.advance(10 * MINUTE);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(
+      arrived.map((r) => r.answered),
+      [false, true],
+      'a delivered entry was sent again',
+    );
+  });
+});
+
+describe('one database, any instance answers', () => {
+  const pair = twoInstances('2026-03-02T08:00:00Z', { FORGE_RATE_LIMITS: 'token=3/60' });
+
+  test('rate limits count the hits on every instance', async () => {
+    const { cluster, a, b } = pair;
+    const { userId } = await newUser(a); // its first token
+    assert.equal((await b.api('GET', `/user/${userId}/token`)).status, 200);
+    assert.equal((await a.api('GET', `/user/${userId}/token`)).status, 200);
+    const refused = await b.api('GET', `/user/${userId}/token`);
+    assert.equal(refused.status, 429, 'B did not count the tokens A minted');
+    // A new window, on the shared clock.
+    cluster.advance(MINUTE);
+    assert.equal((await b.api('GET', `/user/${userId}/token`)).status, 200);
+  });
+
+  test('concurrent installs of one parent for one user on two instances: one 201, one 409', async () => {
+    const { a, b } = pair;
+    for (let round = 0; round < 5; round++) {
+      const user = await newUser(a);
+      const answers = await Promise.all(
+        [a, b].map((instance) => instance.api('POST', `/workflow/${MINUTELY}/install`, {}, user.token)),
+      );
+      assert.deepEqual(
+        answers.map((r) => r.status).sort(),
+        [201, 409],
+        answers.map((r) => JSON.stringify(r.body)).join('\n'),
+      );
+      const winner = answers.find((r) => r.status === 201)!.body.workflowId;
+      assert.equal(answers.find((r) => r.status === 409)!.body.workflowId ?? winner, winner);
+    }
+  });
+
+  test('concurrent variable saves on two instances never lose an acknowledged write', async () => {
+    const { a, b } = pair;
+    const user = await newUser(a);
+    const child = (await a.api('POST', `/workflow/${MINUTELY}/install`, {}, user.token)).body.workflowId;
+    const acknowledged = new Map<string, number>();
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        for (let n = 1; n <= 3; n++) {
+          const instance = (i + n) % 2 ? a : b;
+          const saved = await instance.api(
+            'PATCH',
+            `/workflow/${child}/variables/${SETTINGS_BLOCK}`,
+            { [`v${i}`]: n },
+            user.token,
+          );
+          assert.equal(saved.status, 200, JSON.stringify(saved.body));
+          acknowledged.set(`v${i}`, n);
+        }
+      }),
+    );
+    const read = await b.api('GET', `/workflow/${child}`, undefined, user.token);
+    const block = read.body.blocks.find((bl: { id: string }) => bl.id === SETTINGS_BLOCK);
+    const values = Object.fromEntries(
+      block.parameters.variables.map((v: { name: string; value: number }) => [v.name, v.value]),
+    );
+    assert.deepEqual(values, Object.fromEntries(acknowledged));
+  });
+
+  test('a webhook URL works on every instance', async () => {
+    const { a, b } = pair;
+    const user = await newUser(a);
+    const child = (await a.api('POST', `/workflow/${REFUSE}/install`, {}, user.token)).body.workflowId;
+    const onA = new URL((await a.api('GET', `/workflow/${child}`)).body.webhookUrl);
+    const onB = new URL(onA.pathname, b.url);
+    const sent = await fetch(onB, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    assert.ok(sent.status < 300, `B answered ${sent.status}`);
+    assert.equal((await executions(a, child)).length, 1, 'the run B started is not in the logs A reads');
+  });
+
+  test('an OAuth flow started on one instance completes on the other, page by page', async () => {
+    const { a, b } = pair;
+    const { token } = await newUser(a);
+    // Each step of the popup lands on the other instance, as a load balancer may send it.
+    const other = (url: string, instance: Instance) => {
+      const moved = new URL(url, instance.url);
+      return new URL(moved.pathname + moved.search, instance.url).toString();
+    };
+    const started = await a.api('POST', `/credentials/${OAUTH}/oauth`, undefined, token);
+    assert.equal(started.status, 200, JSON.stringify(started.body));
+    const authorize = await fetch(other(started.body.url, b), { redirect: 'manual' });
+    assert.equal(authorize.status, 302);
+    const page = await (await fetch(other(authorize.headers.get('location')!, a))).text();
+    const action = /<form method="post" action="([^"]+)"/.exec(page)?.[1]?.replaceAll('&#38;', '&');
+    assert.ok(action, 'the consent page has no form');
+    const consent = await fetch(other(action, b), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'decision=allow',
+    });
+    assert.equal(consent.status, 303);
+    const callback = await (await fetch(other(consent.headers.get('location')!, a))).text();
+    const message = JSON.parse(/window\.opener\.postMessage\((\{.*?\}), /.exec(callback)![1]!);
+    assert.equal(message.status, 'authorized', callback);
+    const confirmed = await b.api('POST', `/credentials/${OAUTH}/oauth/confirm`, { grant: message.grant }, token);
+    assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+    const connected = (await a.api('GET', '/credentials', undefined, token)).body.data;
+    assert.deepEqual(
+      connected.map((c: { integration: string }) => c.integration),
+      [OAUTH],
+    );
+  });
+});
