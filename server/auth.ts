@@ -116,10 +116,13 @@ export class AuthKeys {
     return { kid, retired, dropped };
   }
 
-  /** The public keys of the ring: the current one and the retired ones that still verify. */
+  /**
+   * The public keys of the ring: the current one and the retired ones that still verify. A read
+   * only: a public GET never writes (retired keys are dropped by the next rotation).
+   */
   async jwks(): Promise<{ keys: JWK[] }> {
-    await dropExpiredKeys(this.store, this.clock);
-    const keys = await this.store.listSigningKeys();
+    const keptSince = this.clock.now() - RETIRED_KEY_KEPT_SECONDS * 1000;
+    const keys = (await this.store.listSigningKeys()).filter((k) => k.retiredAt === null || k.retiredAt >= keptSince);
     return {
       keys: keys.map((k) => {
         const { d: _private, ...publicJwk } = this.secrets.open<JWK>(k.sealedKey);

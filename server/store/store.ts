@@ -956,6 +956,10 @@ export class Store {
   /** Adds a key as the current one; every key that was current is retired at `now`. */
   async addSigningKey(kid: string, sealedKey: string, now: number): Promise<void> {
     await this.transaction(async (tx) => {
+      // Two rotations at once must leave one current key. SQLite's transactions already run one
+      // at a time (BEGIN IMMEDIATE); on PostgreSQL the second waits here for the first's lock on
+      // the ring, and then retires the key the first added.
+      if (tx.dialect === 'postgres') await sql`LOCK TABLE signing_keys IN SHARE ROW EXCLUSIVE MODE`.execute(tx.db);
       await tx.db.updateTable('signing_keys').set({ retired_at: now }).where('retired_at', 'is', null).execute();
       await tx.db.insertInto('signing_keys').values({ kid, sealed_key: sealedKey, created_at: now }).execute();
     });
