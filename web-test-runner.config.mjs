@@ -5,6 +5,7 @@ import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { defaultReporter } from '@web/test-runner';
 import { startService } from './server/dist/app.js';
 import { DEMO_CATALOG } from './server/dist/paths.js';
+import { startSandbox } from './server/dist/sandbox.js';
 import { consentInPopup, ENGINES, engineOf, launchers, pressChord, startWebKitDriver } from './test/engines.mjs';
 import { frameworkPlugin } from './test/frameworks/plugin.mjs';
 
@@ -30,7 +31,9 @@ const BROWSERS = process.env.WTR_BROWSERS?.split(',').filter(Boolean) ?? ENGINES
 const WEBKIT_DRIVER_PORT = PORT + 1;
 const stopWebKitDriver = BROWSERS.includes('webkit') ? await startWebKitDriver(WEBKIT_DRIVER_PORT) : () => undefined;
 
-const service = await startService({ port: 0, db: ':memory:', allowedOrigins: [ORIGIN] });
+// The workflows' HTTP blocks call the sandbox's stand-in apps, so runs succeed and fail for real.
+const sandbox = await startSandbox({ port: 0 });
+const service = await startService({ port: 0, db: ':memory:', allowedOrigins: [ORIGIN], sandboxUrl: sandbox.url });
 
 /**
  * A catalog of LONG_LIST_ROWS workflows (copies of the demo's first one, numbered), on a service of
@@ -76,6 +79,7 @@ const forgeCommands = {
     stopWebKitDriver();
     await service.close();
     await longService.close();
+    await sandbox.close();
   },
   async executeCommand({ command, payload, session }) {
     if (command === 'press-chord') return pressChord(session, payload.keys);
@@ -123,8 +127,14 @@ const forgeCommands = {
         return consentInPopup(session, args.decision);
       case 'connect':
         // Stands in for a finished OAuth popup or parameter form: the user's credential is stored.
+        // `revoked`: one the apps refuse (the sandbox answers 401 to a token that starts so).
         for (const integration of args.integrations) {
-          await service.store.saveCredential(args.userId, integration, service.secrets.seal({ kind: 'test' }));
+          const accessToken = `${args.revoked ? 'revoked' : 'test'}-${integration}`;
+          await service.store.saveCredential(
+            args.userId,
+            integration,
+            service.secrets.seal({ kind: 'oauth2', accessToken }),
+          );
         }
         return true;
       default:

@@ -23,6 +23,8 @@ export interface DemoOptions {
   host?: string;
   serviceUrl: string;
   apiKey: string;
+  /** The sandbox the demo's workflows call, so the demo can revoke an app's access there. */
+  sandboxUrl?: string | undefined;
   /** Where the host app keeps its state: the demo users' Forge ids, what its error webhook got. */
   stateDir: string;
 }
@@ -141,6 +143,19 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     if (typeof workflowId !== 'string')
       return reply.code(400).headers(json).send({ message: 'Name the workflowId to send to.' });
     return reply.headers(json).send(await activity.sendTestEvent(user, workflowId, failing === true));
+  });
+
+  // As if the user revoked the app's access in the app itself: its next run there is refused,
+  // and the workflow list offers to connect it again.
+  app.post('/demo/revoke', async (request, reply) => {
+    signedIn(request);
+    const integration = ((request.body ?? {}) as { integration?: unknown }).integration;
+    const app = integration === 'google-sheets' ? 'sheets' : integration;
+    if (!options.sandboxUrl || typeof app !== 'string' || !/^[\w-]+$/.test(app)) {
+      return reply.code(400).headers(json).send({ message: 'Name an integration the sandbox stands in for.' });
+    }
+    await fetch(`${options.sandboxUrl}/sandbox/revoke/${app}`, { method: 'POST' });
+    return reply.code(204).send();
   });
 
   app.post('/session', async (request, reply) => {

@@ -5,7 +5,8 @@ import { type RunningDemo, startDemo } from './app.js';
 /**
  * Runs the demo host app (`demo/app.ts`) from the environment; `npm start` starts it with the
  * service and the sandbox. PORT is its port (default 8000), FORGE_SERVICE_URL the service,
- * FORGE_API_KEY the service's API key, HOST the address it listens on (default 127.0.0.1).
+ * FORGE_API_KEY the service's API key, HOST the address it listens on (default 127.0.0.1),
+ * FORGE_SANDBOX_URL the sandbox its workflows call.
  */
 
 const PORT = Number(process.env.PORT ?? 8000);
@@ -25,6 +26,7 @@ try {
     host: process.env.HOST,
     serviceUrl: SERVICE_URL,
     apiKey: API_KEY,
+    sandboxUrl: process.env.FORGE_SANDBOX_URL,
     stateDir: join(fileURLToPath(new URL('..', import.meta.url)), '.forge'),
   });
 } catch (error) {

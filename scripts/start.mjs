@@ -133,6 +133,7 @@ async function main() {
     PORT: String(PORT),
     FORGE_API_KEY: apiKey,
     FORGE_SERVICE_URL: serviceUrl,
+    FORGE_SANDBOX_URL: `http://localhost:${SANDBOX_PORT}`,
   });
   if (!(await waitFor('The demo host app', `${demoUrl}/demo.css`))) return;
 

@@ -28,6 +28,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { DEMO_CATALOG } from './paths.js';
 import { RateLimiter, type RateLimits } from './rate-limit.js';
 import { LOCAL_PROVIDER_PREFIX, registerCredentials, registerLocalProvider } from './routes/credentials.js';
+import { registerHealth } from './routes/health.js';
 import { registerHooks } from './routes/hooks.js';
 import { registerMeta, registerProbes } from './routes/meta.js';
 import { registerSettings } from './routes/settings.js';
@@ -452,6 +453,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       registerCredentials(api, deps);
       registerSetup(api, deps);
       registerHooks(api, engine, deps.limits);
+      registerHealth(api, deps, engine);
       registerSettings(api, deps, delivery);
       registerMeta(api, deps);
     },

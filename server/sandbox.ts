@@ -10,7 +10,10 @@ import Fastify from 'fastify';
  * when a setting is missing (an empty spreadsheet or audience id is a 404), and on purpose when
  * asked: a request with the header `X-Sandbox-Fail: <status>` or the query `?sandboxFail=<status>`
  * gets that status. Every request needs `Authorization: Bearer …`, which the engine sends from
- * the user's stored credential for the block's integration.
+ * the user's stored credential for the block's integration; a credential that starts with
+ * `revoked` is refused with a 401, as an app refuses a token the user revoked. The demo can
+ * revoke one too: after `POST /sandbox/revoke/<app>` (`slack`, `sheets`, …) the next credential
+ * sent to that app is refused, then and always (connecting again gives a new one).
  */
 
 export const DEFAULT_SANDBOX_PORT = 4011;
@@ -50,6 +53,9 @@ const RECENT_CONTACTS = [
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const requests: SandboxRequest[] = [];
   const sheetRows = new Map<string, number>();
+  /** Apps whose next credential is to be revoked, and the credentials revoked. */
+  const revokeNext = new Set<string>();
+  const revoked = new Set<string>();
 
   const routes: Record<string, Handler> = {
     'POST /slack/chat.postMessage': ({ body }) => {
@@ -124,6 +130,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   });
   app.all('/*', async (request, reply) => {
     const url = new URL(request.url, 'http://sandbox');
+    const revoke = /^\/sandbox\/revoke\/([\w-]+)$/.exec(url.pathname);
+    if (revoke && request.method === 'POST') {
+      revokeNext.add(revoke[1]!);
+      return reply.code(204).send();
+    }
     const body = request.body;
     requests.push({ method: request.method, path: url.pathname + url.search, body });
     // A long demo session must not grow this without end.
@@ -134,6 +145,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     }
     if (!/^Bearer \S+/.test(request.headers.authorization ?? '')) {
       return reply.code(401).send({ error: { message: 'No credential sent: connect the integration first.' } });
+    }
+    const credential = request.headers.authorization!;
+    if (revokeNext.delete(url.pathname.split('/')[1] ?? '')) revoked.add(credential);
+    if (revoked.has(credential) || /^Bearer revoked/.test(credential)) {
+      return reply.code(401).send({ error: { message: 'invalid_auth: the token was revoked.' } });
     }
     let segments: string[];
     try {

@@ -132,6 +132,13 @@ const BlockResult = Type.Object({
   ),
 });
 
+const ErrorKindSchema = Type.Unsafe<'connection' | 'settings' | 'app' | 'internal'>({
+  type: 'string',
+  enum: ['connection', 'settings', 'app', 'internal'],
+  description:
+    'Extension: connection (the app refused the user’s credential: reconnect), settings (a setting is missing or invalid), app (another failure of the app’s API), internal (anything else).',
+});
+
 export const ExecutionLogEntrySchema = Type.Object({
   executionId: Type.String(),
   startedAt: Timestamp,
@@ -147,9 +154,47 @@ export const ErrorLogEntrySchema = Type.Object({
   blockId: Type.String(),
   blockType: Type.String(),
   error: Type.String(),
+  kind: ErrorKindSchema,
   createdAt: Timestamp,
   updatedAt: Timestamp,
   __v: Type.Number(),
+});
+
+export const WorkflowHealthSchema = Type.Object({
+  workflowId: Type.String({ description: 'The child workflow.' }),
+  parentId: Type.String(),
+  active: Type.Boolean(),
+  lastRun: Type.Union(
+    [
+      Type.Object({
+        executionId: Type.String(),
+        startedAt: Timestamp,
+        stoppedAt: Timestamp,
+        finished: Type.Boolean({ description: 'False when the run failed.' }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'The latest execution; null when the workflow never ran.' },
+  ),
+  failedLast24h: Type.Integer({ minimum: 0, description: 'Executions that failed in the last 24 hours.' }),
+  failure: Type.Union(
+    [
+      Type.Object({
+        kind: ErrorKindSchema,
+        error: Type.String({ description: 'The error log entry’s message.' }),
+        blockId: Type.String(),
+        integration: Type.Union([Type.String(), Type.Null()], {
+          description: 'The integration of the block that failed, when it has one.',
+        }),
+        createdAt: Timestamp,
+      }),
+      Type.Null(),
+    ],
+    { description: 'Why the latest execution failed; null when it did not fail or there is none.' },
+  ),
+  nextRunAt: Type.Union([Timestamp, Type.Null()], {
+    description: 'When a switched-on workflow that runs on a schedule is next due.',
+  }),
 });
 
 export const ConnectedIntegrationSchema = Type.Object({ integration: Type.String(), connectedAt: Timestamp });

@@ -1,3 +1,4 @@
+import type { ErrorKind } from './api/types.js';
 import { type ErrorDetail, errorDetail, type ForgeErrorCode } from './errors.js';
 
 /**
@@ -5,7 +6,8 @@ import { type ErrorDetail, errorDetail, type ForgeErrorCode } from './errors.js'
  * element fires it in the lists below. The `GlobalEventHandlersEventMap` entries, the React
  * wrappers' `onForge…` props, the JSX and Vue handler types, the tests and the demo all derive
  * from these. Events are prefixed `forge-`, bubble and are composed (they cross shadow roots),
- * and fire for user actions only, never for property changes made in code.
+ * and fire for user actions only, never for property changes made in code; the one exception is
+ * `forge-workflow-failing`, which reports what the service saw (a run that failed).
  */
 
 /** Why the modal is closing. */
@@ -24,6 +26,11 @@ export interface ForgeEventDetails {
   /** The service confirmed a switch of a child workflow on or off. */
   'forge-toggle': { workflowId: string; active: boolean };
   'forge-error': ErrorDetail;
+  /**
+   * A workflow whose last run had not failed (or that had not run) has now failed: what kind of
+   * problem it met, and how many runs failed in the last 24 hours. Seen when the list refreshes.
+   */
+  'forge-workflow-failing': { workflowId: string; parentId: string; kind: ErrorKind; failedLast24h: number };
 }
 
 export type ForgeEventName = keyof ForgeEventDetails;
@@ -47,6 +54,7 @@ export const workflowListEvents = [
   'forge-install',
   'forge-update',
   'forge-error',
+  'forge-workflow-failing',
 ] as const satisfies readonly ForgeEventName[];
 
 export type ConfigModalEventName = (typeof configModalEvents)[number];

@@ -6,12 +6,18 @@ import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import { allByPart, byLabel, byPart, byRole } from './support/harness.js';
 import '../src/workflow-list/define.js';
 import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
-import { connectIntegrations, createUser, hostApi, serviceInfo, tokenUrl, userToken } from './support/forge.js';
+import {
+  connectIntegrations,
+  createUser,
+  hostApi,
+  STRIPE_TO_SLACK,
+  serviceInfo,
+  tokenUrl,
+  userToken,
+} from './support/forge.js';
 
 // The list drives the real <forge-config-modal> here: Enable and Configure open it, and the
 // row follows what the modal saved.
-
-const STRIPE_TO_SLACK = { id: '64b14ff1704e5bc1057506db', name: 'Post new Stripe payments to Slack' };
 
 let apiBase: string;
 before(async () => ({ apiBase } = await serviceInfo()));

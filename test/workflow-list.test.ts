@@ -10,16 +10,15 @@ import {
   clearFaults,
   connectIntegrations,
   createUser,
+  HUBSPOT_TO_SLACK,
   hostApi,
   injectFault,
+  STRIPE_TO_SLACK,
   serviceInfo,
   tokenUrl,
   userToken,
 } from './support/forge.js';
 
-// Parent workflows of the demo catalog.
-const STRIPE_TO_SLACK = { id: '64b14ff1704e5bc1057506db', name: 'Post new Stripe payments to Slack' };
-const HUBSPOT_TO_SLACK = { id: '64b1d6aac655b8a937b7db20', name: 'Announce won HubSpot deals in Slack' };
 const ALL_INTEGRATIONS = ['stripe', 'slack', 'hubspot', 'google-sheets', 'mailchimp'];
 
 let apiBase: string;

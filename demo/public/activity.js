@@ -174,8 +174,22 @@ async function sendTestEvent(workflow, failing, button) {
   announce(note.text);
   button.textContent = label;
   for (const b of buttons) b.removeAttribute('aria-disabled');
-  await refresh();
+  // The list tells the same story as this panel: read its runs' health now, not at its next refresh.
+  await Promise.all([refresh(), document.querySelector('forge-workflow-list')?.refresh()]);
 }
+
+document.getElementById('revoke-slack').addEventListener('click', async () => {
+  const response = await fetch('/demo/revoke', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ integration: 'slack' }),
+  }).catch(() => undefined);
+  announce(
+    response?.ok
+      ? 'Slack access revoked: the next run that posts to Slack fails, and the list offers to reconnect Slack.'
+      : 'The demo server could not revoke Slack access.',
+  );
+});
 
 function renderRun(run, opened) {
   const item = el(

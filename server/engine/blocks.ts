@@ -1,4 +1,4 @@
-import type { VariableValues } from 'forge-embed/client';
+import type { ErrorKind, VariableValues } from 'forge-embed/client';
 import { type CatalogBlock, currentValue } from '../catalog/catalog.js';
 import { isPlainObject } from '../validate.js';
 import { evaluate, evaluateText, type Scope } from './expressions.js';
@@ -9,7 +9,15 @@ import { evaluate, evaluateText, type Scope } from './expressions.js';
  * whose message becomes the error log entry's `error`.
  */
 
-export class BlockFailure extends Error {}
+export class BlockFailure extends Error {
+  /** What the user can do about it (ErrorKind): recorded with the error log entry. */
+  readonly kind: ErrorKind;
+
+  constructor(message: string, kind: ErrorKind = 'internal') {
+    super(message);
+    this.kind = kind;
+  }
+}
 
 /** What started the execution: a POST to the workflow's webhook URL, or its cron schedule. */
 export type Trigger = { kind: 'webhook'; body: Record<string, unknown> } | { kind: 'schedule'; at: Date };
@@ -148,6 +156,7 @@ async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: Bloc
   if (hasDotSegment(String(urlText))) {
     throw new BlockFailure(
       `The HTTP block "${block.name}" would call "${urlText}", whose path has a "." or ".." segment; a value put into a URL path may not walk up it.`,
+      'settings',
     );
   }
   let url: URL;
@@ -155,7 +164,10 @@ async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: Bloc
     url = new URL(String(urlText));
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
   } catch {
-    throw new BlockFailure(`The HTTP block "${block.name}" has the URL "${urlText}", which is not an http(s) URL.`);
+    throw new BlockFailure(
+      `The HTTP block "${block.name}" has the URL "${urlText}", which is not an http(s) URL.`,
+      'settings',
+    );
   }
   const headers = new Headers();
   if (isPlainObject(parameters.headers)) {
@@ -183,10 +195,11 @@ async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: Bloc
     const e = error as Error & { cause?: { code?: string } };
     if (signal.aborted) throw new BlockFailure(`${shown} was cut short: the service stopped.`);
     if (e.name === 'TimeoutError') {
-      throw new BlockFailure(`${shown} did not answer within ${httpTimeoutMs / 1000} s.`);
+      throw new BlockFailure(`${shown} did not answer within ${httpTimeoutMs / 1000} s.`, 'app');
     }
     throw new BlockFailure(
       `${shown} could not be reached (${e.cause?.code ?? e.message}). Is the service at ${url.origin} running?`,
+      'app',
     );
   }
   const text = (await response.text()).slice(0, MAX_RESPONSE_BYTES);
@@ -200,9 +213,23 @@ async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: Bloc
     }
   }
   if (!response.ok) {
-    throw new BlockFailure(`${shown} answered ${response.status} ${response.statusText}: ${summary(responseBody)}`);
+    throw new BlockFailure(
+      `${shown} answered ${response.status} ${response.statusText}: ${summary(responseBody)}`,
+      httpFailureKind(response.status, block, scope),
+    );
   }
   return { output: { status: response.status, body: responseBody } };
+}
+
+/**
+ * 401 and 403 are the app refusing the user's credential: reconnecting fixes them. Another
+ * refusal of a request built from a setting the user left empty (an app's 404 for an empty
+ * spreadsheet id) is the setting's; anything else is the app's.
+ */
+function httpFailureKind(status: number, block: CatalogBlock, scope: Scope): ErrorKind {
+  if (status === 401 || status === 403) return 'connection';
+  const used = JSON.stringify(block.parameters).matchAll(/\{\{\s*vars\.([^{}\s]+)\s*\}\}/g);
+  return status < 500 && [...used].some(([, name]) => scope.vars[name!] === '') ? 'settings' : 'app';
 }
 
 /** A short account of an error response: its message when it has one, else its start. */

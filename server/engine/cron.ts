@@ -36,6 +36,8 @@ export interface CronSchedule {
   readonly source: string;
   /** Whether the schedule is due in the UTC minute that holds `date`. */
   matches(date: Date): boolean;
+  /** The start of the first minute after `date` the schedule is due in. */
+  next(date: Date): Date | undefined;
 }
 
 const schedule = (pattern: string) =>
@@ -58,7 +60,11 @@ export function parseCron(source: string): CronSchedule {
     throw new CronSyntaxError(explain(source, parts, error as Error));
   }
   // Croner matches to the second (at :00 in five-field mode); a schedule is due for its whole minute.
-  return { source, matches: (date) => cron.match(new Date(date.getTime() - (date.getTime() % 60_000))) };
+  return {
+    source,
+    matches: (date) => cron.match(new Date(date.getTime() - (date.getTime() % 60_000))),
+    next: (date) => cron.nextRun(date) ?? undefined,
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { BlockResult, ErrorLogEntry, ExecutionLogEntry, VariableValue } from 'forge-embed/client';
+import type { BlockResult, ErrorKind, ErrorLogEntry, ExecutionLogEntry, VariableValue } from 'forge-embed/client';
 import { type Catalog, type CatalogBlock, type CatalogWorkflow, currentValue } from '../catalog/catalog.js';
 import { type Clock, systemClock } from '../clock.js';
 import type { SecretBox } from '../secrets.js';
@@ -170,6 +170,11 @@ export class Engine {
     return outcomes;
   }
 
+  /** When a parent's schedule is next due after `after`; undefined for one that starts on a webhook. */
+  nextScheduledRun(parentId: string, after: Date): Date | undefined {
+    return this.schedules.get(parentId)?.next(after);
+  }
+
   /** The webhook's answer to a POST: the child it starts, or why it starts nothing. */
   async webhookTarget(
     token: string,
@@ -198,7 +203,7 @@ export class Engine {
     const scope = this.scopeFor(child, parent);
     const outputs = scope.outputs as Map<string, Record<string, unknown>>;
     const results: BlockResult[] = [];
-    let failure: { block: CatalogBlock; message: string } | undefined;
+    let failure: { block: CatalogBlock; message: string; kind: ErrorKind } | undefined;
     for (const block of parent.blocks) {
       if (isTrigger(block) && block.type !== trigger.kind) continue;
       const blockStartedAt = new Date().toISOString();
@@ -215,7 +220,7 @@ export class Engine {
           httpTimeoutMs: this.options.httpTimeoutMs ?? 10_000,
         }));
       } catch (error) {
-        failure = { block, message: failureMessage(block, error) };
+        failure = { block, ...describeFailure(block, error) };
         output = { error: failure.message };
       }
       outputs.set(block.id, output);
@@ -245,6 +250,7 @@ export class Engine {
         blockId: failure.block.id,
         blockType: failure.block.type,
         error: failure.message,
+        kind: failure.kind,
       });
       await delivery.enqueue(entry, tx);
       return entry;
@@ -288,12 +294,14 @@ export class Engine {
   }
 }
 
-function failureMessage(block: CatalogBlock, error: unknown): string {
-  if (error instanceof BlockFailure) return error.message;
-  if (error instanceof ExpressionError) return `In the block "${block.name}": ${error.message}`;
+/** The error log entry's message and kind, decided here once rather than read back from the text. */
+function describeFailure(block: CatalogBlock, error: unknown): { message: string; kind: ErrorKind } {
+  if (error instanceof BlockFailure) return { message: error.message, kind: error.kind };
+  if (error instanceof ExpressionError)
+    return { message: `In the block "${block.name}": ${error.message}`, kind: error.kind };
   // A fault of the service itself: the log gets the details, the entry says where to look.
   console.error(error);
-  return `The block "${block.name}" failed inside the service; see the service log.`;
+  return { message: `The block "${block.name}" failed inside the service; see the service log.`, kind: 'internal' };
 }
 
 let sequence = 0;

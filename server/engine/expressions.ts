@@ -1,4 +1,4 @@
-import type { VariableValue } from 'forge-embed/client';
+import type { ErrorKind, VariableValue } from 'forge-embed/client';
 import { isPlainObject } from '../validate.js';
 
 /**
@@ -18,7 +18,15 @@ const EXPRESSION = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const WHOLE_EXPRESSION = /^\{\{\s*([^{}]*?)\s*\}\}$/;
 const BLOCK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export class ExpressionError extends Error {}
+export class ExpressionError extends Error {
+  /** A variable the workflow does not define is the user's settings' problem; any other reference is the workflow's. */
+  readonly kind: ErrorKind;
+
+  constructor(message: string, kind: ErrorKind = 'internal') {
+    super(message);
+    this.kind = kind;
+  }
+}
 
 export interface Scope {
   /** Output (`json`) of each block that has run so far, by block id. */
@@ -72,6 +80,7 @@ export function resolve(reference: string, scope: Scope): unknown {
       const known = Object.keys(scope.vars);
       throw new ExpressionError(
         `${shown} names no variable of this workflow${known.length ? `; its variables are ${known.join(', ')}` : ''}.`,
+        'settings',
       );
     }
     return scope.vars[name];

@@ -5,6 +5,7 @@ import * as deliveryOutbox from './migrations/0002_delivery_outbox.js';
 import * as oauthGrants from './migrations/0003_oauth_grants.js';
 import * as executionHours from './migrations/0004_execution_hours.js';
 import * as instances from './migrations/0005_instances.js';
+import * as errorKind from './migrations/0006_error_kind.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -38,6 +39,8 @@ export interface Tables {
     block_id: string;
     block_type: string;
     error: string;
+    /** What kind of problem (ErrorKind), decided when the entry is recorded. */
+    kind: Generated<'connection' | 'settings' | 'app' | 'internal'>;
     created_at: string;
     updated_at: string;
     version: Generated<number>;
@@ -85,6 +88,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0003_oauth_grants': oauthGrants,
   '0004_execution_hours': executionHours,
   '0005_instances': instances,
+  '0006_error_kind': errorKind,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */

@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
-import type { ErrorLogEntry, ExecutionLogEntry, User, VariableValues } from 'forge-embed/client';
+import type {
+  ErrorKind,
+  ErrorLogEntry,
+  ExecutionLogEntry,
+  User,
+  VariableValues,
+  WorkflowHealth,
+} from 'forge-embed/client';
 import {
   type ExpressionBuilder,
   Kysely,
@@ -65,6 +72,7 @@ const toErrorEntry = (row: RawError): ErrorLogEntry => ({
   blockId: row.block_id,
   blockType: row.block_type,
   error: row.error,
+  kind: row.kind,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
   __v: row.version,
@@ -77,6 +85,7 @@ const ERROR_COLUMNS = [
   'block_id',
   'block_type',
   'error',
+  'kind',
   'created_at',
   'updated_at',
   'version',
@@ -679,6 +688,7 @@ export class Store {
       block_type: entry.blockType,
       // A message may quote what a remote server sent; PostgreSQL text cannot hold NUL.
       error: entry.error.replaceAll('\0', '\uFFFD'),
+      kind: entry.kind,
       created_at: now,
       updated_at: now,
       version: 0,
@@ -696,6 +706,57 @@ export class Store {
       .orderBy('id', 'desc')
       .execute();
     return rows.map(toErrorEntry);
+  }
+
+  /**
+   * The run health of every child workflow of a user, in one query: the latest execution, the
+   * error entry of that execution when it failed, and the failures since `since`. Each subquery
+   * walks one workflow's slice of an index (executions_by_workflow, error_logs_by_workflow), so
+   * the answer stays quick however many runs a workflow has had.
+   */
+  async listHealth(userId: string, since: string): Promise<Array<Omit<WorkflowHealth, 'nextRunAt'>>> {
+    const { rows } = await sql<{
+      id: string;
+      parent_id: string;
+      active: number;
+      run_id: string | null;
+      started_at: string;
+      stopped_at: string;
+      finished: number;
+      kind: ErrorKind | null;
+      error: string;
+      block_id: string;
+      failed_at: string;
+      failed: number;
+    }>`
+      SELECT w.id, w.parent_id, w.active,
+          x.id AS run_id, x.started_at, x.stopped_at, x.finished,
+          e.kind, e.error, e.block_id, e.created_at AS failed_at,
+          CAST((SELECT COUNT(*) FROM error_logs c WHERE c.workflow_id = w.id AND c.created_at >= ${since}) AS INTEGER) AS failed
+        FROM workflows w
+        LEFT JOIN executions x ON x.id = (
+          SELECT id FROM executions WHERE workflow_id = w.id ORDER BY started_at DESC, id DESC LIMIT 1)
+        LEFT JOIN error_logs e ON x.finished = 0 AND e.execution_id = x.id AND e.id = (
+          SELECT id FROM error_logs WHERE workflow_id = w.id ORDER BY created_at DESC, id DESC LIMIT 1)
+        WHERE w.user_id = ${userId}
+        ORDER BY w.created_at, w.id`.execute(this.db);
+    return rows.map((row) => ({
+      workflowId: row.id,
+      parentId: row.parent_id,
+      active: row.active === 1,
+      lastRun: row.run_id
+        ? {
+            executionId: row.run_id,
+            startedAt: row.started_at,
+            stoppedAt: row.stopped_at,
+            finished: row.finished === 1,
+          }
+        : null,
+      failedLast24h: row.failed,
+      failure: row.kind
+        ? { kind: row.kind, error: row.error, blockId: row.block_id, integration: null, createdAt: row.failed_at }
+        : null,
+    }));
   }
 
   // Scheduling and delivery (server/engine) -------------------------------------------------

@@ -12,6 +12,7 @@ import type {
   SetVariablesResponse,
   UserWithWorkflows,
   VariableValues,
+  WorkflowHealth,
 } from './types.js';
 
 export const API_VERSION_PATH = '/forge/2021-12';
@@ -105,6 +106,15 @@ export class ForgeEmbedClient {
     const search =
       query.workflowId !== undefined ? `workflowId=${enc(query.workflowId)}` : `integration=${enc(query.integration)}`;
     return this.request('GET', `/setup?${search}`, undefined, options);
+  }
+
+  /**
+   * The run health of each of the token user's child workflows, with its id, parent and switch
+   * (extension): what `<forge-workflow-list>` opens and refreshes with.
+   */
+  async getWorkflowHealth(options?: CallOptions): Promise<WorkflowHealth[]> {
+    return (await this.request<{ workflows: WorkflowHealth[] }>('GET', '/workflow-health', undefined, options))
+      .workflows;
   }
 
   /** Installs a parent workflow for the token's user (extension); answers the child's id. */

@@ -125,9 +125,42 @@ export interface ErrorLogEntry {
   blockId: string;
   blockType: string;
   error: string;
+  /** Extension: what kind of problem the run met, so a page can offer the fix (see `ErrorKind`). */
+  kind: ErrorKind;
   createdAt: string;
   updatedAt: string;
   __v: number;
+}
+
+/**
+ * Extension of error log entries, set when the error is recorded: `connection` the app rejected
+ * the user's credential (401/403), `settings` a setting of the user's is missing or invalid,
+ * `app` any other failure of the app's API, `internal` everything else.
+ */
+export type ErrorKind = 'connection' | 'settings' | 'app' | 'internal';
+
+/** The run health of one of the user's child workflows (extension: `GET /workflow-health`). */
+export interface WorkflowHealth {
+  /** The child workflow. */
+  workflowId: string;
+  parentId: string;
+  active: boolean;
+  /** The latest execution, or null when the workflow never ran. */
+  lastRun: { executionId: string; startedAt: string; stoppedAt: string; finished: boolean } | null;
+  /** How many executions failed in the 24 hours before the answer. */
+  failedLast24h: number;
+  /** Why the latest execution failed; null when it did not (or there is none). */
+  failure: {
+    kind: ErrorKind;
+    /** The error log entry's message, for technical details. */
+    error: string;
+    blockId: string;
+    /** The integration of the block that failed (its `name`), when it has one. */
+    integration: string | null;
+    createdAt: string;
+  } | null;
+  /** For a workflow on a schedule that is switched on: when it runs next. */
+  nextRunAt: string | null;
 }
 
 /** The values to set on one variable block: variable name → value. */

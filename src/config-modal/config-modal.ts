@@ -26,6 +26,7 @@ import {
   openingView,
   parameterKey,
   type Step,
+  stepAfterChoosing,
   type View,
 } from './state.js';
 import { type ConfigModalStrings, defaultConfigModalStrings } from './strings.js';
@@ -113,6 +114,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
     // Not reflected, like api-base: see ForgeElement.
     workflowId: { attribute: 'workflow-id' },
     integration: {},
+    reconnect: {},
     strings: { attribute: false },
     oauthTimeout: { attribute: 'oauth-timeout', type: Number },
   };
@@ -122,6 +124,12 @@ export class ForgeConfigModal extends ForgeModalDialog {
 
   /** Instead of `workflow-id`: an integration name; the user picks which of its workflows to enable. */
   integration = '';
+
+  /**
+   * An integration (its `name`) whose connection the app refused: the modal opens on the
+   * connect step with it to be connected again. `<forge-workflow-list>` sets it for "Reconnect".
+   */
+  reconnect = '';
 
   /**
    * Replacements for any of the texts shown, over those `registerStrings` holds for the nearest
@@ -153,7 +161,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
   #loadTask = new Task<[], Loaded>(this, {
     autoRun: false,
     task: (_args, { signal }) => this.#load(signal),
-    onComplete: (loaded) => this.#change(openingView(loaded), 'body'),
+    onComplete: (loaded) => this.#change(this.#openingView(loaded), 'body'),
   });
 
   #connectTask = new Task<[Integration, Record<string, string> | undefined, Window | null], void>(this, {
@@ -229,6 +237,14 @@ export class ForgeConfigModal extends ForgeModalDialog {
       }
       throw error;
     }
+  }
+
+  /** Where an open starts: at the settings (or the accounts not yet connected), or at the one to connect again. */
+  #openingView(loaded: Loaded): View {
+    const view = openingView(loaded);
+    // Stored, but refused by the app: this open treats it as not connected, so the step asks for it.
+    if (this.reconnect && loaded.connected.delete(this.reconnect)) view.step = stepAfterChoosing(loaded, view);
+    return view;
   }
 
   // Handlers ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ export type ConfigModalProperties = Partial<
     | 'tokenProvider'
     | 'workflowId'
     | 'integration'
+    | 'reconnect'
     | 'open'
     | 'theme'
     | 'strings'
@@ -25,6 +26,14 @@ export type ConfigModalProperties = Partial<
 export type WorkflowListProperties = Partial<
   Pick<
     ForgeWorkflowList,
-    'apiBase' | 'tokenUrl' | 'tokenProvider' | 'integration' | 'theme' | 'strings' | 'modalStrings' | 'filterThreshold'
+    | 'apiBase'
+    | 'tokenUrl'
+    | 'tokenProvider'
+    | 'integration'
+    | 'theme'
+    | 'strings'
+    | 'modalStrings'
+    | 'filterThreshold'
+    | 'refreshInterval'
   >
 >;

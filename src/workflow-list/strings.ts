@@ -1,4 +1,5 @@
 import type { Plural } from '../internal/localize.js';
+import type { RunDetailsStrings } from './run-details-strings.js';
 
 /**
  * Every text `<forge-workflow-list>` shows or announces. Register translations for a locale with
@@ -6,7 +7,7 @@ import type { Plural } from '../internal/localize.js';
  * an object with the keys to replace; the others stay English. Texts that embed a number, a
  * query or a reason are functions, so a translation can put them where its grammar wants them.
  */
-export interface WorkflowListStrings {
+export interface WorkflowListStrings extends RunDetailsStrings {
   /** Accessible name of the list of workflows. */
   listLabel: string;
   /** Announced while the workflows load. */
@@ -33,9 +34,29 @@ export interface WorkflowListStrings {
   modalLoadFailed: string;
   /** Said in the row when re-reading a workflow after the modal saved it failed. */
   refreshFailed: (reason: string) => string;
+  /** Said above the list when reading the runs' health again failed; the rows show what was read before. */
+  healthRefreshFailed: (reason: string) => string;
+  /** An installed workflow that never ran, on a webhook. */
+  neverRan: string;
+  /** An installed workflow on a schedule that never ran; `when` is relative ("in 40 minutes"). */
+  nextRun: (when: string) => string;
+  /** The last run succeeded; `when` is relative ("5 minutes ago"); the exact time shows on hover and focus. */
+  lastRunSucceeded: (when: string) => string;
+  lastRunFailed: (when: string) => string;
+  /** Runs that failed in the last 24 hours, after the last run's line. */
+  failedToday: (count: number, plural: Plural) => string;
+  /** Why the last run failed, by the error's kind; `app` is the integration's display name when known. */
+  failedBecause: Record<'connection' | 'settings' | 'app' | 'internal', (app: string) => string>;
+  /** The row's button when the app refused the user's credential. */
+  reconnect: (app: string) => string;
+  /** The row's button when a setting is missing or invalid. */
+  fixSettings: string;
+  /** The disclosure that shows a workflow's recent runs. */
+  showRuns: string;
 }
 
-export const defaultWorkflowListStrings: WorkflowListStrings = {
+/** The details view's texts come with the view itself (run-details-strings.ts), loaded when first opened. */
+export const defaultWorkflowListStrings: Omit<WorkflowListStrings, keyof RunDetailsStrings> = {
   listLabel: 'Workflows',
   loading: 'Loading workflows…',
   empty: 'No workflows on offer',
@@ -54,4 +75,20 @@ export const defaultWorkflowListStrings: WorkflowListStrings = {
   modalLoadFailed:
     'The settings could not be opened: this part of the page did not load. Check the connection, then try again.',
   refreshFailed: (reason) => `Saved, but the list could not show the new state. ${reason}`,
+  healthRefreshFailed: (reason) => `How your workflows ran could not be checked again. ${reason}`,
+  neverRan: 'Waiting for the first run',
+  nextRun: (when) => `First run ${when}`,
+  lastRunSucceeded: (when) => `Ran ${when}`,
+  lastRunFailed: (when) => `Failed ${when}`,
+  failedToday: (count, plural) =>
+    plural(count, { one: '# failed run in 24 hours', other: '# failed runs in 24 hours' }),
+  failedBecause: {
+    connection: (app) => `${app || 'An app'} refused the connection.`,
+    settings: () => 'A setting needs a change.',
+    app: (app) => `${app || 'An app'} could not do its part.`,
+    internal: () => 'Something went wrong while it ran.',
+  },
+  reconnect: (app) => `Reconnect ${app}`,
+  fixSettings: 'Fix settings',
+  showRuns: 'Runs',
 };

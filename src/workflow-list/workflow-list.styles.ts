@@ -89,6 +89,75 @@ export const workflowListStyles = css`
     min-width: 7.25rem;
   }
 
+  /* A run's health: an icon and words, so a failure never shows by colour alone. */
+  .health {
+    display: flex;
+    align-items: baseline;
+    gap: 0.375rem;
+  }
+  .glyph {
+    flex: none;
+    display: inline-grid;
+    place-items: center;
+    width: 1.125rem;
+    height: 1.125rem;
+    border-radius: 50%;
+    font-size: 0.75rem;
+    font-weight: 700;
+    line-height: 1;
+    color: var(--_surface);
+    background: var(--_muted);
+    translate: 0 0.125rem;
+  }
+  .ok .glyph {
+    background: var(--_success);
+  }
+  .failed .glyph {
+    background: var(--_danger);
+  }
+  .health.failed {
+    color: var(--_danger);
+  }
+  .health-actions {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 0.5rem;
+    margin-top: 0.375rem;
+  }
+  /* A text-like button lines up with the text above it. */
+  .health-actions .quiet:first-child {
+    margin-inline-start: -0.5rem;
+  }
+  .health-actions .button {
+    min-height: 2rem;
+    padding-block: 0.25rem;
+  }
+  .quiet {
+    padding-inline: 0.5rem;
+    border-color: transparent;
+    background: transparent;
+    color: var(--_accent);
+  }
+  .quiet[aria-expanded='true'] {
+    background: var(--_raised);
+  }
+  time {
+    position: relative;
+    border-radius: 0.25rem;
+  }
+  /* The exact time, for keyboard users: the title shows on hover only. */
+  time:focus-visible::after {
+    content: attr(title);
+    position: absolute;
+    z-index: 1;
+    inset: calc(100% + 0.25rem) auto auto 0;
+    padding: 0.25rem 0.5rem;
+    white-space: nowrap;
+    border-radius: 0.375rem;
+    color: var(--_surface);
+    background: var(--_text);
+  }
+
   .message {
     display: grid;
     justify-items: center;

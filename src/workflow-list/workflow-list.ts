@@ -1,7 +1,7 @@
 import { Task, TaskStatus } from '@lit/task';
-import { html, nothing, type PropertyDeclarations } from 'lit';
+import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { ForgeApiError } from '../api/embed-client.js';
-import type { ChildWorkflowSummary, ParentWorkflow } from '../api/types.js';
+import type { ParentWorkflow, WorkflowHealth } from '../api/types.js';
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
 import type { ConfigModalStrings } from '../config-modal/strings.js';
 import { isAbort } from '../errors.js';
@@ -10,8 +10,10 @@ import { Connection } from '../internal/connection.js';
 import { ForgeElement } from '../internal/forge-element.js';
 import { loadConfigModal, prefetchConfigModal, prefetchConfigModalWhenIdle } from '../internal/load-modal.js';
 import { Localize } from '../internal/localize.js';
+import { timeTag } from '../internal/time.js';
 import { safeIconUrl, themeStyles } from '../theme.js';
 import { RowWindow } from './row-window.js';
+import type { RunDetails } from './run-details.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
 import { workflowListStyles } from './workflow-list.styles.js';
 
@@ -31,12 +33,26 @@ interface Installed {
   wanted: boolean;
   /** A request for this workflow is under way. */
   busy?: boolean;
+  /** How its runs went, as the service last said. */
+  health: WorkflowHealth;
 }
 
-const installedFrom = ({ _id, active }: Pick<ChildWorkflowSummary, '_id' | 'active'>): Installed => ({
-  childId: _id,
-  active,
-  wanted: active,
+const installedFrom = (health: WorkflowHealth): Installed => ({
+  childId: health.workflowId,
+  active: health.active,
+  wanted: health.active,
+  health,
+});
+
+/** A workflow the user just enabled, until the service says more: on, and never ran. */
+const justInstalled = (workflowId: string, parentId: string): WorkflowHealth => ({
+  workflowId,
+  parentId,
+  active: true,
+  lastRun: null,
+  failedLast24h: 0,
+  failure: null,
+  nextRunAt: null,
 });
 
 /**
@@ -49,11 +65,22 @@ const installedFrom = ({ _id, active }: Pick<ChildWorkflowSummary, '_id' | 'acti
  * under way are queued, not raced: the switch keeps showing the latest choice and, once the
  * request settles, one more request brings the service to it if it still differs.
  *
+ * Each installed workflow's row says how its runs go: when it last ran (the exact time on hover
+ * and focus) and whether that run succeeded, how many runs failed in the last 24 hours, or that
+ * it waits for its first run. A row whose last run failed says why in words, with a way to fix
+ * it: "Reconnect <app>" when the app refused the user's connection (the modal opens on the
+ * connect step), "Fix settings" when a setting is wrong. "Runs" opens the workflow's recent runs,
+ * page by page, with the blocks each went through. All of it comes in the one read the list
+ * opens with (`GET /workflow-health`), read again every `refresh-interval` seconds while the page
+ * is visible and whenever it becomes visible again; nothing is asked while it is hidden.
+ *
  * @event {ForgeEvent<'forge-toggle'>} forge-toggle - `{workflowId, active}`: the service confirmed a switch the user moved.
  * @event {ForgeEvent<'forge-error'>} forge-error - `{code, message, status?}`: loading, a switch, or a token failed; the
  *   element shows the message too.
  * @event {ForgeEvent<'forge-install'>} forge-install - Bubbles out of the modal: the user enabled a workflow.
  * @event {ForgeEvent<'forge-update'>} forge-update - Bubbles out of the modal: the user saved an enabled workflow's settings.
+ * @event {ForgeEvent<'forge-workflow-failing'>} forge-workflow-failing - `{workflowId, parentId, kind, failedLast24h}`: a
+ *   refresh found that a workflow whose last run had not failed has now failed. Not fired for what the first load shows.
  *
  * @csspart base - The wrapper of everything the element shows.
  * @csspart filter - The filter box, shown past `filter-threshold` workflows.
@@ -63,6 +90,10 @@ const installedFrom = ({ _id, active }: Pick<ChildWorkflowSummary, '_id' | 'acti
  * @csspart name - The workflow's name.
  * @csspart description - The workflow's description.
  * @csspart row-error - Why the row's last action failed.
+ * @csspart health - The line about an installed workflow's runs; also `health-ok`, `health-failed` or `health-waiting`.
+ * @csspart fix-button - "Reconnect <app>" or "Fix settings" in a row whose last run failed.
+ * @csspart runs-button - The disclosure that shows a workflow's recent runs.
+ * @csspart details - A workflow's recent runs, with `run` for each and `load-more-button`.
  * @csspart switch - The on/off switch (a checkbox with `role="switch"`).
  * @csspart button - The row's button; also `enable-button` or `configure-button`.
  * @csspart modal - The `<forge-config-modal>` the list opens. Its main parts are exported as
@@ -92,6 +123,7 @@ export class ForgeWorkflowList extends ForgeElement {
     // Not reflected, like api-base: see ForgeElement.
     integration: {},
     filterThreshold: { attribute: 'filter-threshold', type: Number },
+    refreshInterval: { attribute: 'refresh-interval', type: Number },
     theme: { reflect: true },
     strings: { attribute: false },
     modalStrings: { attribute: false },
@@ -102,6 +134,9 @@ export class ForgeWorkflowList extends ForgeElement {
 
   /** The filter box appears when more workflows than this are on offer. */
   filterThreshold = 8;
+
+  /** Seconds between reads of the runs' health while the page is visible; 0 reads only on load and on return to the page. */
+  refreshInterval = 60;
 
   /** Pins the color scheme; by default it follows the user's `prefers-color-scheme`. */
   theme?: 'light' | 'dark';
@@ -119,7 +154,8 @@ export class ForgeWorkflowList extends ForgeElement {
    */
   modalStrings: Partial<ConfigModalStrings> = {};
 
-  readonly #localize = new Localize(this, 'workflowList', defaultWorkflowListStrings);
+  // The details view's texts join these when its module loads (run-details.ts).
+  readonly #localize = new Localize(this, 'workflowList', defaultWorkflowListStrings as WorkflowListStrings);
 
   get #text(): WorkflowListStrings {
     return this.#localize.texts;
@@ -129,6 +165,14 @@ export class ForgeWorkflowList extends ForgeElement {
   #filter = '';
   /** The parent workflow the modal is (or was last) open for. */
   #modalFor = '';
+  /** The integration the modal asks the user to connect again, if that is why it opened. */
+  #modalReconnect = '';
+  /** Parent ids whose details view is open, and each one's view once its module loaded. */
+  #expanded = new Set<string>();
+  #details = new Map<string, RunDetails>();
+  /** Why the last refresh of the runs' health failed. */
+  #refreshError = '';
+  #refreshTimer?: ReturnType<typeof setInterval> | undefined;
   /** The user's child workflows by parent id. */
   #installed = new Map<string, Installed>();
   /** Why a row's last action failed, by parent id. */
@@ -140,20 +184,12 @@ export class ForgeWorkflowList extends ForgeElement {
   #loadTask = new Task(this, {
     args: () => [this.apiBase, this.tokenUrl, this.tokenProvider, this.integration] as const,
     task: async ([, , , integration], { signal }) => {
-      const connection = this.#connection;
-      const client = await connection.ready(signal);
-      const { userId } = await connection.token();
-      const [parents, user] = await Promise.all([
+      const client = await this.#connection.ready(signal);
+      const [parents, health] = await Promise.all([
         client.listWorkflows({ integration }, { signal }),
-        client.getUser(userId, { signal }),
+        client.getWorkflowHealth({ signal }),
       ]);
-      const installed = new Map<string, Installed>();
-      for (const child of user.workflows) {
-        const current = this.#installed.get(child.parentId);
-        // A switch still talking to the service is newer than what this load read.
-        installed.set(child.parentId, current?.busy ? current : installedFrom(child));
-      }
-      this.#installed = installed;
+      this.#applyHealth(health);
       this.#rowErrors.clear();
       return parents.map((parent): Offer => {
         // Icon URLs are checked as rows render: a long list renders a few of its rows.
@@ -169,6 +205,8 @@ export class ForgeWorkflowList extends ForgeElement {
   override connectedCallback(): void {
     super.connectedCallback();
     prefetchConfigModalWhenIdle();
+    document.addEventListener('visibilitychange', this.#handleVisibility);
+    this.#scheduleRefresh();
     // Back on the page after a removal, which stopped every request: read everything again.
     if (this.hasUpdated) {
       this.#installed = new Map();
@@ -178,7 +216,65 @@ export class ForgeWorkflowList extends ForgeElement {
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
+    document.removeEventListener('visibilitychange', this.#handleVisibility);
+    this.#scheduleRefresh();
     this.#loadTask.abort();
+  }
+
+  protected override updated(changed: PropertyValues<this>): void {
+    if (changed.has('refreshInterval')) this.#scheduleRefresh();
+  }
+
+  /** A timer only while connected and visible: a hidden page asks nothing. */
+  #scheduleRefresh(): void {
+    clearInterval(this.#refreshTimer);
+    this.#refreshTimer = undefined;
+    if (this.isConnected && this.refreshInterval > 0 && document.visibilityState === 'visible') {
+      this.#refreshTimer = setInterval(() => void this.#refreshHealth(), this.refreshInterval * 1000);
+    }
+  }
+
+  readonly #handleVisibility = (): void => {
+    this.#scheduleRefresh();
+    if (document.visibilityState === 'visible') void this.#refreshHealth();
+  };
+
+  /** Takes the service's health of the user's workflows, and tells of those that started failing since the last read. */
+  #applyHealth(health: WorkflowHealth[]): void {
+    const installed = new Map<string, Installed>();
+    for (const now of health) {
+      const current = this.#installed.get(now.parentId);
+      const before = current?.health;
+      if (before && !before.failure && now.failure) {
+        const { workflowId, parentId, failure, failedLast24h } = now;
+        emit(this, 'forge-workflow-failing', { workflowId, parentId, kind: failure.kind, failedLast24h });
+      }
+      if (before && now.lastRun?.executionId !== before.lastRun?.executionId) {
+        // It ran since: an open Runs view reads its first page again, a closed one is read anew when it opens.
+        if (this.#expanded.has(now.parentId)) void this.#details.get(now.parentId)?.reload();
+        else this.#details.delete(now.parentId);
+      }
+      // A switch still talking to the service is newer than what this read.
+      installed.set(now.parentId, current?.busy ? { ...current, health: now } : installedFrom(now));
+    }
+    this.#installed = installed;
+  }
+
+  /** Reads the runs' health again: one request for all of the user's workflows. */
+  async #refreshHealth(): Promise<void> {
+    // Before the first load there is nothing to refresh, and the load reads it anyway.
+    if (!this.#loadTask.value || document.visibilityState !== 'visible') return;
+    const { signal } = this.#connection;
+    try {
+      const health = await this.#connection.client.getWorkflowHealth({ signal });
+      if (signal.aborted) return;
+      this.#applyHealth(health);
+      this.#refreshError = '';
+    } catch (error) {
+      if (signal.aborted) return;
+      this.#refreshError = reportError(this, error, 'load-failed');
+    }
+    this.requestUpdate();
   }
 
   #handleToggle(parentId: string, row: Installed, { target }: Event): void {
@@ -222,7 +318,7 @@ export class ForgeWorkflowList extends ForgeElement {
     this.requestUpdate();
   }
 
-  async #openModal(parentId: string): Promise<void> {
+  async #openModal(parentId: string, reconnect = ''): Promise<void> {
     try {
       await loadConfigModal();
     } catch (error) {
@@ -235,6 +331,7 @@ export class ForgeWorkflowList extends ForgeElement {
       return;
     }
     this.#rowErrors.delete(parentId);
+    this.#modalReconnect = reconnect;
     this.#modalFor = parentId;
     this.requestUpdate();
     await this.updateComplete;
@@ -242,25 +339,48 @@ export class ForgeWorkflowList extends ForgeElement {
   }
 
   #handleInstall({ detail: { parentId, workflowId } }: ForgeEvent<'forge-install'>): void {
-    // Children start switched on; the re-read below confirms it.
-    this.#installed.set(parentId, installedFrom({ _id: workflowId, active: true }));
+    // Children start switched on, and have not run; the re-read below confirms the switch.
+    this.#installed.set(parentId, installedFrom(justInstalled(workflowId, parentId)));
     void this.#rereadChild(parentId, workflowId);
   }
 
-  /** Re-reads one child workflow the modal saved, instead of the whole list. */
+  /** Re-reads one child workflow the modal saved, instead of the whole list; its runs are as they were. */
   async #rereadChild(parentId: string, childId: string): Promise<void> {
     this.#rowErrors.delete(parentId);
     this.requestUpdate();
     const { signal } = this.#connection;
     try {
-      const child = await this.#connection.client.getWorkflow(childId);
+      const { active } = await this.#connection.client.getWorkflow(childId);
       if (signal.aborted) return;
-      if (!this.#installed.get(parentId)?.busy) this.#installed.set(parentId, installedFrom(child));
+      const row = this.#installed.get(parentId);
+      if (row && !row.busy) Object.assign(row, { active, wanted: active, health: { ...row.health, active } });
     } catch (error) {
       if (signal.aborted) return;
       this.#rowErrors.set(parentId, this.#text.refreshFailed(reportError(this, error, 'load-failed')));
     }
     this.requestUpdate();
+  }
+
+  async #toggleDetails(parentId: string, childId: string): Promise<void> {
+    if (this.#expanded.delete(parentId)) {
+      this.requestUpdate();
+      return;
+    }
+    this.#expanded.add(parentId);
+    this.requestUpdate();
+    if (this.#details.has(parentId)) return;
+    try {
+      const { RunDetails } = await import('./run-details.js');
+      const report = (error: unknown) => reportError(this, error, 'load-failed');
+      const details = new RunDetails(this, this.#connection.client, childId, this.#connection.signal, report);
+      this.#details.set(parentId, details);
+      await details.loadMore();
+    } catch (error) {
+      // The view's module did not load (offline, or a deployment replaced it): say so in the row.
+      this.#expanded.delete(parentId);
+      this.#rowErrors.set(parentId, reportError(this, error, 'load-failed'));
+      this.requestUpdate();
+    }
   }
 
   /** Loads the workflows and the user's choices again; resolves once they are shown. */
@@ -269,15 +389,74 @@ export class ForgeWorkflowList extends ForgeElement {
     await this.updateComplete;
   }
 
+  /** What an installed workflow's row says about its runs, and the fix a failure asks for. */
+  #renderHealth(id: string, name: string, row: Installed) {
+    const t = this.#text;
+    const locale = this.#localize.locale;
+    const { lastRun, failure, failedLast24h, nextRunAt } = row.health;
+    const state = !lastRun ? 'waiting' : failure ? 'failed' : 'ok';
+    const app = failure?.integration
+      ? (this.#loadTask.value?.flatMap((offer) => offer.parent.integrations).find((i) => i.name === failure.integration)
+          ?.displayName ?? failure.integration)
+      : '';
+    const open = this.#expanded.has(id);
+    let fix: unknown = nothing;
+    if (failure?.kind === 'connection' && app) {
+      fix = html`<button type="button" class="button tonal" part="fix-button" @click=${() => this.#openModal(id, failure.integration!)}>
+        ${t.reconnect(app)}<span class="visually-hidden"> · ${name}</span>
+      </button>`;
+    } else if (failure?.kind === 'settings') {
+      fix = html`<button type="button" class="button tonal" part="fix-button" @click=${() => this.#openModal(id)}>
+        ${t.fixSettings}<span class="visually-hidden"> · ${name}</span>
+      </button>`;
+    }
+    return html`<span class="health small ${state}" part="health health-${state}">
+        <span class="glyph" aria-hidden="true">${state === 'ok' ? '✓' : state === 'failed' ? '!' : '…'}</span>
+        <span>
+          ${
+            lastRun
+              ? timeTag(lastRun.startedAt, locale, failure ? t.lastRunFailed : t.lastRunSucceeded)
+              : nextRunAt
+                ? timeTag(nextRunAt, locale, t.nextRun)
+                : t.neverRan
+          }
+          ${failure ? html`· ${t.failedBecause[failure.kind](app)}` : nothing}
+          ${failedLast24h ? html`<span class="muted">· ${t.failedToday(failedLast24h, this.#localize.plural)}</span>` : nothing}
+        </span>
+      </span>
+      ${
+        lastRun || fix !== nothing
+          ? html`<span class="health-actions">
+              ${fix}
+              ${
+                lastRun
+                  ? html`<button
+                      type="button"
+                      class="button quiet"
+                      part="runs-button"
+                      aria-expanded=${open}
+                      aria-controls="runs-${id}"
+                      @click=${() => this.#toggleDetails(id, row.childId)}
+                    >
+                      ${t.showRuns}<span class="visually-hidden"> · ${name}</span>
+                    </button>`
+                  : nothing
+              }
+            </span>`
+          : nothing
+      }`;
+  }
+
   /** One row; `position` is its 1-based place and `total` the list's length when the list is windowed. */
   #renderRow(
-    { parent: { workflowId: id, name, description, integrations } }: Offer,
+    { parent: { workflowId: id, name, description, integrations, blocks } }: Offer,
     position?: number,
     total?: number,
   ) {
     const t = this.#text;
     const row = this.#installed.get(id);
     const error = this.#rowErrors.get(id);
+    const details = this.#details.get(id);
     return html`<li
       class="row"
       part="row"
@@ -293,11 +472,12 @@ export class ForgeWorkflowList extends ForgeElement {
             : html`<span class="icon letter muted" role="img" aria-label=${name} title=${name}>${name[0]}</span>`;
         })}
       </span>
-      <span class="text">
+      <div class="text">
         <span class="name" part="name">${name}</span>
         ${description ? html`<span class="small muted" part="description">${description}</span>` : nothing}
         ${error ? html`<span class="small danger" part="row-error" role="alert">${error}</span>` : nothing}
-      </span>
+        ${row ? this.#renderHealth(id, name, row) : nothing}
+      </div>
       <span class="actions">
         ${
           row
@@ -321,6 +501,7 @@ export class ForgeWorkflowList extends ForgeElement {
           ${row ? t.configure : t.enable}<span class="visually-hidden"> ${name}</span>
         </button>
       </span>
+      ${details && this.#expanded.has(id) ? details.render(t, { id: `runs-${id}`, name, blocks }, this.#localize.locale, this.#localize.plural) : nothing}
     </li>`;
   }
 
@@ -433,6 +614,7 @@ export class ForgeWorkflowList extends ForgeElement {
       !offers && !failed ? t.loading : needle ? t.matchCount(shown!.length, offers!.length, this.#localize.plural) : '';
     return html`<div class="base" part="base">
         <p class="visually-hidden" role="status">${announcement}</p>
+        ${this.#refreshError ? html`<p class="small muted" role="status">${t.healthRefreshFailed(this.#refreshError)}</p>` : nothing}
         ${content}
       </div>
       ${
@@ -444,10 +626,12 @@ export class ForgeWorkflowList extends ForgeElement {
               token-url=${this.tokenUrl || nothing}
               .tokenProvider=${this.tokenProvider}
               workflow-id=${this.#modalFor}
+              reconnect=${this.#modalReconnect}
               theme=${this.theme ?? nothing}
               .strings=${this.modalStrings}
               @forge-install=${this.#handleInstall}
               @forge-update=${({ detail }: ForgeEvent<'forge-update'>) => this.#rereadChild(this.#modalFor, detail.workflowId)}
+              @forge-after-hide=${() => this.#refreshHealth()}
             ></forge-config-modal>`
           : nothing
       }`;

@@ -69,7 +69,8 @@ async function bundle({ code, reactVersion }) {
     ],
     onwarn: () => undefined,
   });
-  const { output } = await build.generate({ format: 'es' });
+  // One file per app: the list's Runs view (an `import()` chunk for a real app's bundler) goes inside.
+  const { output } = await build.generate({ format: 'es', inlineDynamicImports: true });
   return output[0].code;
 }
 

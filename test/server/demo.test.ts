@@ -43,6 +43,7 @@ before(async () => {
     port,
     serviceUrl: service.url,
     apiKey: service.apiKey!,
+    sandboxUrl: sandbox.url,
     stateDir: mkdtempSync(join(tmpdir(), 'forge-demo-')),
   });
 });
@@ -240,4 +241,29 @@ test('the demo page opens the modal from the list: its chunk is served beside th
   await page.locator('forge-workflow-list [part~="row"] button[part~="button"]').first().click();
   await page.locator('forge-workflow-list forge-config-modal [part~="dialog"][open]').waitFor({ timeout: 10_000 });
   assert.deepEqual(missing, []);
+});
+
+// Last: Maya's Slack stays revoked.
+test('Revoke Slack access makes the next run that reaches Slack fail as a connection problem', async () => {
+  const { workflowId } = await mayasPayments();
+  const revoke = (cookie?: string) =>
+    fetch(`${demo.url}/demo/revoke`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...(cookie ? { Cookie: cookie } : {}) },
+      body: JSON.stringify({ integration: 'slack' }),
+    });
+  assert.equal((await revoke()).status, 401, 'signed-in users only');
+  assert.equal((await revoke('orbit_session=maya')).status, 204);
+  // The good payments take turns, and one below the minimum never reaches Slack: send until one does.
+  let sent: TestEventResult | undefined;
+  for (let turn = 0; turn < 3 && sent?.finished !== false; turn++) {
+    sent = (await asUser<TestEventResult>('maya', '/demo/test-event', { workflowId })).body;
+  }
+  assert.equal(sent!.finished, false);
+  const run = (await mayasPayments()).runs[0]!;
+  assert.match(run.error!.message, /answered 401 Unauthorized: invalid_auth/);
+  const errors = await fetch(`${service.url}/forge/2021-12/workflow/${workflowId}/errors`, {
+    headers: { Authorization: `Bearer ${service.apiKey}` },
+  });
+  assert.equal(((await errors.json()) as { errors: Array<{ kind: string }> }).errors[0]!.kind, 'connection');
 });

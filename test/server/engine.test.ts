@@ -176,9 +176,12 @@ describe('a failed run', () => {
       'createdAt',
       'error',
       'executionId',
+      // The extension: what kind of problem it was (docs/api.md).
+      'kind',
       'updatedAt',
       'workflowId',
     ]);
+    assert.equal(entry.kind, 'internal');
     assert.equal(typeof entry._id, 'string');
     assert.equal(entry.workflowId, child);
     assert.equal(entry.blockId, B.refuse);

@@ -251,6 +251,10 @@ const SPECS: Record<string, Spec> = {
     invalid: unknownId.map((userId) => ({ params: { userId } })),
   },
   'GET /credentials': { valid: fc.constant(now({ params: {} })), invalid: fc.constant({ params: {}, credential: '' }) },
+  'GET /workflow-health': {
+    valid: fc.constant(now({ params: {} })),
+    invalid: fc.constant({ params: {}, credential: '' }),
+  },
   'POST /credentials/:integration': {
     valid: parameterValues.map((body) => now({ params: { integration: parametersIntegration.name }, body })),
     invalid: fc.oneof(

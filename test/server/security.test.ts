@@ -114,6 +114,7 @@ describe('the route table', () => {
       'GET /setup',
       'GET /user/:userId',
       'GET /workflow',
+      'GET /workflow-health',
       'GET /workflow/:workflowId',
       'GET /workflow/:workflowId/errors',
       'GET /workflow/:workflowId/logs',

@@ -264,6 +264,7 @@ export class TestService {
       blockId: sample.otherBlock.id,
       blockType: sample.otherBlock.type,
       error: message,
+      kind: 'app',
     });
   }
 

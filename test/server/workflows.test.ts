@@ -570,9 +570,11 @@ describe('GET /workflow/:workflowId/errors', () => {
     for (const [i, entry] of answer.body.errors.entries()) {
       assertKeys(
         entry,
-        ['_id', 'workflowId', 'executionId', 'blockId', 'blockType', 'error', 'createdAt', 'updatedAt', '__v'],
+        // `kind` is the extension that says what kind of problem it was (docs/executions.md).
+        ['_id', 'workflowId', 'executionId', 'blockId', 'blockType', 'error', 'kind', 'createdAt', 'updatedAt', '__v'],
         `errors[${i}]`,
       );
+      assert.equal(entry.kind, 'app');
       assert.equal(entry.workflowId, childId);
       assert.equal(entry.blockId, sample.otherBlock.id);
       assert.equal(entry.blockType, sample.otherBlock.type);

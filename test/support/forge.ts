@@ -7,6 +7,10 @@ import { executeServerCommand } from '@web/test-runner-commands';
 const forge = <T>(action: string, args: Record<string, unknown> = {}) =>
   executeServerCommand<T, Record<string, unknown>>('forge', { action, ...args });
 
+/** Parent workflows of the demo catalog the list tests use, by their id and the name their row shows. */
+export const STRIPE_TO_SLACK = { id: '64b14ff1704e5bc1057506db', name: 'Post new Stripe payments to Slack' };
+export const HUBSPOT_TO_SLACK = { id: '64b1d6aac655b8a937b7db20', name: 'Announce won HubSpot deals in Slack' };
+
 /** `apiBase`: the local service itself; `faultyBase`: the same service behind a fault-injecting proxy. */
 export const serviceInfo = () => forge<{ apiBase: string; faultyBase: string }>('info');
 
@@ -37,9 +41,19 @@ export const injectAnswer = (method: string, path: string, status: number, body:
 
 export const clearFaults = () => forge<boolean>('clearFaults');
 
-/** Stores a credential for each integration, as if the user had connected it (OAuth ones too). */
-export const connectIntegrations = (userId: string, integrations: string[]) =>
-  forge<boolean>('connect', { userId, integrations });
+/**
+ * Stores a credential for each integration, as if the user had connected it (OAuth ones too);
+ * a `revoked` one is refused by the apps, as a token the user revoked in the app would be.
+ */
+export const connectIntegrations = (userId: string, integrations: string[], { revoked = false } = {}) =>
+  forge<boolean>('connect', { userId, integrations, revoked });
+
+/** POSTs `payload` to a child workflow's webhook URL (read with the API key), as the app would; answers the run. */
+export async function runWorkflow(workflowId: string, payload: Record<string, unknown>) {
+  const { body } = await hostApi<{ webhookUrl: string }>('GET', `/workflow/${workflowId}`);
+  const token = body.webhookUrl.split('/hooks/')[1];
+  return (await hostApi<{ executionId: string; finished: boolean }>('POST', `/hooks/${token}`, payload)).body;
+}
 
 /** A URL of this page's own token endpoint for `token-url`; `mode` makes it fail on purpose. */
 export const tokenUrl = (userId: string, mode?: 'error' | 'html' | 'garbage', expiresIn?: number) =>

@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { WorkflowHealth } from 'forge-embed/client';
+import type { ServiceDeps } from '../app.js';
+import type { Engine } from '../engine/engine.js';
+import { WorkflowHealthSchema } from '../schemas.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The run health of all of the token user's workflows in one read, for `<forge-workflow-list>`:
+ * it replaces the list's `GET /user/:userId` (it carries each child's id, parent and switch
+ * too), so opening the list stays one round trip after the token, and refreshing it is one
+ * request however many workflows the user has.
+ */
+export function registerHealth(api: FastifyInstance, { store, catalog }: ServiceDeps, engine: Engine): void {
+  api.get(
+    '/workflow-health',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'The run health of each of the token user’s child workflows',
+        description:
+          'Last run, its outcome, why it failed, failures in the last 24 hours and the next scheduled run, for every child workflow of the token’s user.',
+        tags: ['embed'],
+        response: { 200: Type.Object({ workflows: Type.Array(WorkflowHealthSchema) }) },
+      },
+    },
+    async (request) => {
+      const userId = (request.principal as { userId: string }).userId;
+      const now = new Date();
+      const rows = await store.listHealth(userId, new Date(now.getTime() - DAY_MS).toISOString());
+      const workflows: WorkflowHealth[] = rows.map((row) => {
+        const block = row.failure && catalog.get(row.parentId)?.blocks.find((b) => b.id === row.failure!.blockId);
+        const next = row.active ? engine.nextScheduledRun(row.parentId, now) : undefined;
+        return {
+          ...row,
+          failure: row.failure && { ...row.failure, integration: block?.integration ?? null },
+          nextRunAt: next?.toISOString() ?? null,
+        };
+      });
+      return { workflows };
+    },
+  );
+}
