@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 
-/** Where request log lines go: any writable; pino's own destination is flushed on close. */
+/** Where request log lines go: anything with `write`; one with `flush` (pino's destination) is flushed on close. */
 export interface LogStream {
   write(line: string): void;
-  flush?(callback: (error?: Error) => void): void;
+  flush?(callback: (error?: Error | null) => void): void;
 }
 
 /** Fastify's logger for the request log: credentials travel in headers and a webhook's token in its path; neither is logged. */
@@ -38,8 +38,9 @@ async function requestLog(app: FastifyInstance, { stream }: { stream: LogStream 
     done();
   });
   app.addHook('onClose', async () => {
-    const { flush } = stream;
-    if (flush) await new Promise<void>((resolve, reject) => flush.call(stream, (e) => (e ? reject(e) : resolve())));
+    // Called back once the buffer is written. An error then (a pipe cannot be fsynced, a reader
+    // has gone) is not one the shutdown can do anything about, so it does not stop it.
+    if (stream.flush) await new Promise<void>((resolve) => stream.flush!(() => resolve()));
   });
 }
 
