@@ -149,7 +149,7 @@ if (sandboxPort !== undefined && (!Number.isInteger(sandboxPort) || sandboxPort 
 // The request log: one JSON line per request, with its id (FORGE_LOG=off turns it off). pino's
 // own destination gathers lines into 4 KB writes made off the request path, rather than one
 // synchronous write to stdout per request; a quiet service's lines still go out within a
-// second, and every line is written before the process exits.
+// second, and the service flushes the rest when it closes, before the process exits.
 const requestLog =
   process.env.FORGE_LOG === 'off'
     ? undefined
@@ -198,15 +198,9 @@ try {
     if (stopping) return;
     stopping = true;
     console.log(`${signal}: stopping (finishing requests and runs in flight)`);
+    // Closing the service also writes out the last lines of the request log (its onClose hook).
     await service.close();
     await sandbox?.close();
-    // The last lines of the request log, which may still be in its buffer.
-    if (requestLog) {
-      await new Promise((resolve) => {
-        requestLog.once('close', resolve);
-        requestLog.end();
-      });
-    }
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

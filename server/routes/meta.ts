@@ -57,13 +57,16 @@ export function registerMeta(api: FastifyInstance, { authKeys, catalog }: Servic
   );
 }
 
-/** For a load balancer: `/healthz` says the process answers, `/readyz` that it can reach its database. */
+/**
+ * For a load balancer: `/healthz` says the process answers, `/readyz` that it can reach its
+ * database. Marked `probe`: they live beside the service interface, not in its route table.
+ */
 export function registerProbes(app: FastifyInstance, { store }: ServiceDeps): void {
   const Status = Type.Object({ status: Type.String() });
   app.get(
     '/healthz',
     {
-      config: { access: 'public' },
+      config: { access: 'public', probe: true },
       schema: { summary: 'The process is up', tags: ['meta'], response: { 200: Status } },
     },
     async () => ({ status: 'ok' }),
@@ -71,7 +74,7 @@ export function registerProbes(app: FastifyInstance, { store }: ServiceDeps): vo
   app.get(
     '/readyz',
     {
-      config: { access: 'public' },
+      config: { access: 'public', probe: true },
       schema: { summary: 'The database is reachable', tags: ['meta'], response: { 200: Status } },
     },
     async (request) => {

@@ -11,7 +11,7 @@ import { gzipSync } from 'node:zlib';
 import { type RunningService, startService } from '../../server/app.js';
 import { startSandbox } from '../../server/sandbox.js';
 import { type Harness, newUser, PAYMENTS, sendWebhook, writeTestCatalog } from './engine-support.js';
-import { API, assertProblem, rawRequest, TestService } from './support.js';
+import { API, APP_ORIGIN, assertProblem, rawRequest, TestService } from './support.js';
 
 let forge: TestService;
 before(async () => {
@@ -80,6 +80,49 @@ describe('the HTTP edges', () => {
       assert.deepEqual(sandbox.requests.at(-1)?.body, JSON.parse(message));
     } finally {
       await sandbox.close();
+    }
+  });
+});
+
+// server/app.ts registers the plugins in this order; each hook runs in the order its plugin was
+// registered, and a route gets only the hooks and error handler registered before it.
+describe('the order of the stack', () => {
+  test('CORS comes before the credential check: a page on an allowed origin can read its 401', async () => {
+    const refused = await forge.request('GET', '/workflow', {
+      credential: 'not-a-credential',
+      headers: { Origin: APP_ORIGIN },
+    });
+    assertProblem(refused, 401);
+    assert.equal(refused.headers.get('access-control-allow-origin'), APP_ORIGIN);
+    assert.equal(refused.headers.get('cache-control'), 'no-store');
+  });
+
+  test('the URL guards come before the credential check: a 414 or a NUL needs no credential', async () => {
+    assertProblem(await forge.request('GET', `/workflow?integration=${'x'.repeat(9000)}`), 414);
+    assertProblem(await forge.request('GET', '/user/%00'), 400, { detail: /NUL/ });
+  });
+
+  test('the credential check comes before the rate limit: a refused caller uses none of it', async () => {
+    const limited = await TestService.start({ rateLimits: { token: { limit: 1, windowSeconds: 60 } } });
+    try {
+      const { userId } = await limited.createUser();
+      for (let i = 0; i < 3; i++) {
+        const refused = await limited.request('GET', `/user/${userId}/token`, { credential: 'not-a-credential' });
+        assertProblem(refused, 401);
+      }
+      assert.equal((await limited.asHost('GET', `/user/${userId}/token`)).status, 200);
+      assertProblem(await limited.asHost('GET', `/user/${userId}/token`), 429);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('every route runs the hooks in that order', () => {
+    const table = forge.service.app.printRoutes({ includeHooks: true, commonPrefix: false });
+    const orders = [...table.matchAll(/\(onRequest\) (\[.*\])/g)].map((m) => m[1]);
+    assert.ok(orders.length > 20, table);
+    for (const order of orders) {
+      assert.deepEqual(JSON.parse(order!), ['handleCors()', 'refuseUnreadableUrls()', 'identifyCaller()']);
     }
   });
 });

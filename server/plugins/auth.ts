@@ -1,0 +1,76 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { AuthKeys, Principal } from '../auth.js';
+import { forbidden, unauthorized } from '../http.js';
+import type { Store } from '../store/store.js';
+import type { Access } from './route-table.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling; set before the handler runs on every route that is not public. */
+    principal: Principal;
+  }
+}
+
+export interface AuthOptions {
+  authKeys: AuthKeys;
+  store: Store;
+}
+
+/**
+ * The credential check: every route that is not public gets `request.principal` before its
+ * handler (and its rate limit) runs, or the request is refused with a 401 or 403.
+ */
+async function auth(app: FastifyInstance, options: AuthOptions): Promise<void> {
+  app.decorateRequest('principal', null as never);
+  app.addHook('onRequest', async function identifyCaller(request) {
+    const access = request.routeOptions.config.access ?? 'public';
+    if (access === 'public') return;
+    request.principal = await authenticate(options, request, access);
+  });
+}
+
+async function authenticate(
+  { authKeys, store }: AuthOptions,
+  request: FastifyRequest,
+  access: Access,
+): Promise<Principal> {
+  const principal = await authKeys.authenticate(request.headers.authorization);
+  // An API key never belongs in a browser: a request that a page sent is refused.
+  if (principal.kind === 'apiKey' && sentByBrowser(request)) {
+    throw forbidden(
+      'API keys must stay on your backend; this request came from a browser page. Use a user token there.',
+    );
+  }
+  if (principal.kind === 'user' && !(await store.getUser(principal.userId))) {
+    throw unauthorized('The user of this token no longer exists. Create the user again and fetch a new token.');
+  }
+  if (access === 'apiKey' && principal.kind !== 'apiKey') {
+    throw forbidden('This operation needs the host API key. Call it from your backend, never from a browser.');
+  }
+  if (access === 'user' && principal.kind !== 'user') {
+    throw forbidden(
+      "This operation acts for one end user and needs that user's token (GET /user/:userId/token), not the API key.",
+    );
+  }
+  return principal;
+}
+
+/**
+ * Browsers send Origin with every cross-origin request and every same-origin one that can
+ * change data, and Sec-Fetch-Site / Sec-Fetch-Dest with every request (same-origin GETs too).
+ * Sec-Fetch-Mode alone proves nothing: Node's fetch sends it from a backend.
+ */
+function sentByBrowser(request: FastifyRequest): boolean {
+  return ['origin', 'sec-fetch-site', 'sec-fetch-dest', 'sec-fetch-user'].some(
+    (name) => request.headers[name] !== undefined,
+  );
+}
+
+// The URL guards answer first (a 414 needs no credential), and CORS before them all, so that a
+// page can read the refusal it gets.
+export default fp(auth, {
+  name: 'forge-auth',
+  fastify: '5.x',
+  dependencies: ['forge-cors', 'forge-request-guards'],
+});

@@ -1,0 +1,97 @@
+import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { badRequest, databaseUnavailableProblem, HttpProblem, internalError, notFound, problemOf } from '../http.js';
+import { LOCAL_PROVIDER_PREFIX } from '../routes/credentials.js';
+import { databaseUnavailable } from '../store/store.js';
+import { API_PREFIX } from '../views.js';
+
+export interface ProblemsOptions {
+  /** Whether the request log gets the errors; otherwise an unexpected one also goes to stderr. */
+  logged: boolean;
+}
+
+/**
+ * Every error is an RFC 9457 problem document: thrown by a hook or a handler, an unknown path
+ * (404) or method (405). JSON answers are never cached. Registered before the routes, which
+ * take the error handler and hooks that are in place when they are registered.
+ */
+async function problems(app: FastifyInstance, { logged }: ProblemsOptions): Promise<void> {
+  app.setErrorHandler((error, request, reply) => {
+    let problem = problemOf(error);
+    if (!problem && databaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unreachable');
+      problem = databaseUnavailableProblem();
+    }
+    if (!problem) {
+      // Never leak internals: the log gets the error, the caller a problem document.
+      request.log.error({ err: error }, 'request failed');
+      if (!logged) console.error(error);
+      problem = internalError();
+    }
+    return sendProblem(reply, problem);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const { pathname } = new URL(request.url, 'http://service');
+    if (request.method === 'OPTIONS') return reply.code(204).send();
+    const allowed = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => app.routeTable.accessOf(m, request.url));
+    if (allowed.length > 0) {
+      throw new HttpProblem(
+        405,
+        'method-not-allowed',
+        'Method not allowed',
+        `${pathname} answers ${allowed.join(', ')}, not ${request.method}.`,
+        undefined,
+        { Allow: allowed.join(', ') },
+      );
+    }
+    throw notFound(
+      pathname.startsWith(`${API_PREFIX}/`) || pathname.startsWith(`${LOCAL_PROVIDER_PREFIX}/`)
+        ? `No endpoint ${request.method} ${pathname}. See the API section of the README for the endpoints.`
+        : `No endpoint at ${pathname}. Every path of the service begins with ${API_PREFIX}.`,
+    );
+  });
+
+  // JSON answers are never cached: they are one user's data or a credential.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
+    done(null, payload);
+  });
+}
+
+function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
+  return reply
+    .code(problem.status)
+    .headers({ 'Cache-Control': 'no-store', ...problem.headers })
+    .type('application/problem+json; charset=utf-8')
+    .send(problem.toJSON());
+}
+
+/** A path that does not decode (`%E0%A4%A`) never reaches a route; it still gets a problem document. */
+export const frameworkErrors: FastifyServerOptions['frameworkErrors'] = (error, request, reply) => {
+  const problem =
+    error.code === 'FST_ERR_BAD_URL'
+      ? badRequest(`The path ${request.url.split('?')[0]} is not correctly URL-encoded.`)
+      : (problemOf(error) ?? internalError());
+  sendProblem(reply as FastifyReply, problem);
+};
+
+/** A request that cannot be parsed (over-long header block, bad framing) still gets a problem document. */
+export const clientErrorHandler: FastifyServerOptions['clientErrorHandler'] = (error, socket) => {
+  if (!socket.writable) return socket.destroy();
+  const overflow = (error as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
+  const problem = overflow
+    ? new HttpProblem(
+        431,
+        'request-header-fields-too-large',
+        'Request header fields too large',
+        'The request line and headers together are over 16 KB. Send a shorter URL or fewer, smaller headers.',
+      )
+    : new HttpProblem(400, 'bad-request', 'Bad request', 'The request is not valid HTTP/1.1; it was not read.');
+  const body = JSON.stringify(problem.toJSON());
+  socket.end(
+    `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+};
+
+export default fp(problems, { name: 'forge-problems', fastify: '5.x', dependencies: ['forge-route-table'] });

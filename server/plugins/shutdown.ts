@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Delivery } from '../engine/delivery.js';
+import type { Engine } from '../engine/engine.js';
+import type { Store } from '../store/store.js';
+
+export interface ShutdownOptions {
+  store: Store;
+  engine: Engine;
+  delivery: Delivery;
+}
+
+/**
+ * What `app.close()` stops once the server has answered the requests in flight: the scheduler
+ * and the runs in progress, error deliveries, then the database they use. Fastify runs onClose
+ * hooks last-added first, so the store's is added first.
+ */
+async function shutdown(app: FastifyInstance, { store, engine, delivery }: ShutdownOptions): Promise<void> {
+  app.addHook('onClose', () => store.close());
+  app.addHook('onClose', () => delivery.stop());
+  app.addHook('onClose', () => engine.stop());
+}
+
+export default fp(shutdown, { name: 'forge-shutdown', fastify: '5.x' });
