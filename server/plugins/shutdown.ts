@@ -16,6 +16,17 @@ export interface ShutdownOptions {
  * hooks last-added first, so the store's is added first.
  */
 async function shutdown(app: FastifyInstance, { store, engine, delivery }: ShutdownOptions): Promise<void> {
+  // Node's server.close() closes the connections that are idle when it is called and then waits
+  // for the rest; a keep-alive connection whose request was still in flight would stay open for
+  // Fastify's keep-alive timeout (72 s) after its answer, holding the shutdown that long. An
+  // answer sent while closing says `Connection: close`, so its connection ends with it.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('Connection', 'close');
+  });
   app.addHook('onClose', () => store.close());
   app.addHook('onClose', () => delivery.stop());
   app.addHook('onClose', () => engine.stop());

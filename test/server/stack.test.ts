@@ -264,6 +264,8 @@ describe('shutdown', () => {
       const answer = await inFlight;
       assert.equal(answer.status, 200);
       assert.equal(answer.body.finished, true, JSON.stringify(answer.body));
+      // Otherwise its keep-alive connection would hold the close for the keep-alive timeout.
+      assert.equal(answer.connection, 'close', 'the answer sent while closing ends its connection');
       await closed;
       await assert.rejects(fetch(`${service.url}/healthz`), 'a closed service accepts no connection');
       await assert.rejects(service.store.ping(), 'the database is closed');
