@@ -611,71 +611,103 @@ export class Store {
     });
   }
 
-  async listExecutions(
-    workflowId: string,
+  /**
+   * A child workflow with one page of its execution log, newest or oldest first; undefined when
+   * there is no such child. The logs route must know the child (its owner) before it answers,
+   * and reading both in one query spares a round trip to the database on every request.
+   */
+  async getChildWithExecutions(
+    id: string,
     page: number,
     limit: number,
     order: 'asc' | 'desc',
-  ): Promise<ExecutionLogEntry[]> {
-    const offset = (page - 1) * limit;
-    // The page's first entry is sought in the index alone (workflow_id, started_at, id), then
-    // the page is read from there on: skipped entries cost an index step, never a row read.
-    let first = this.db
+  ): Promise<{ child: ChildRow; executions: StoredExecution[] } | undefined> {
+    const first = await this.pageStart(id, (page - 1) * limit, order);
+    if (!first) {
+      const child = await this.getChild(id);
+      return child && { child, executions: [] };
+    }
+    const entries = this.db
+      .selectFrom('executions')
+      .select(['id as x_id', 'started_at as x_started_at', 'stopped_at as x_stopped_at', 'finished', 'results'])
+      .where('workflow_id', '=', id)
+      .where(sql<boolean>`(started_at, id) ${sql.raw(order === 'desc' ? '<=' : '>=')} ${first}`)
+      .orderBy('started_at', order)
+      .orderBy('id', order)
+      .limit(limit);
+    // One row per entry of the page, each with the child's columns; one row with no entry when
+    // the page is empty; none when there is no such child.
+    const rows = await this.db
+      .selectFrom('workflows')
+      .leftJoin(entries.as('x'), (join) => join.onTrue())
+      .selectAll('workflows')
+      .select(['x.x_id', 'x.x_started_at', 'x.x_stopped_at', 'x.finished', 'x.results'])
+      .where('workflows.id', '=', id)
+      .orderBy('x.x_started_at', order)
+      .orderBy('x.x_id', order)
+      .execute();
+    if (rows.length === 0) return undefined;
+    return {
+      child: toChild(rows[0]!),
+      executions: rows
+        .filter((row) => row.x_id !== null)
+        .map((row) => ({
+          executionId: row.x_id!,
+          startedAt: row.x_started_at!,
+          stoppedAt: row.x_stopped_at!,
+          finished: row.finished === 1,
+          resultsJson: row.results!,
+        })),
+    };
+  }
+
+  /**
+   * The query that finds a page's first entry (its `started_at` and `id`), for the page to be
+   * read from there on; null when the page is past the last entry.
+   */
+  private async pageStart(workflowId: string, offset: number, order: 'asc' | 'desc') {
+    // The page's first entry is sought in the index alone (workflow_id, started_at, id): skipped
+    // entries cost an index step, never a row read.
+    const first = this.db
       .selectFrom('executions')
       .select(['started_at', 'id'])
       .where('workflow_id', '=', workflowId)
       .orderBy('started_at', order)
       .orderBy('id', order)
       .limit(1);
-    if (offset < INDEX_SKIP_LIMIT) first = first.offset(offset);
-    else {
-      // A deep page: the hour counts give the hour that holds its first entry and how many
-      // entries come before that hour, so only the entries of that hour are skipped.
-      const hour = await this.db
-        .selectFrom((qb) =>
-          qb
-            .selectFrom('execution_hours')
-            .select([
-              'hour',
-              'executions',
-              sql<number>`SUM(executions) OVER (ORDER BY hour ${sql.raw(order === 'desc' ? 'DESC' : 'ASC')})`.as(
-                'through',
-              ),
-            ])
-            .where('workflow_id', '=', workflowId)
-            .as('hours'),
-        )
-        .select(['hour', sql<number>`through - executions`.as('before')])
-        .where('through', '>', offset)
-        .orderBy('hour', order)
-        .limit(1)
-        .executeTakeFirst();
-      if (!hour) return [];
-      first = first
+    if (offset < INDEX_SKIP_LIMIT) return first.offset(offset);
+    // A deep page: the hour counts give the hour that holds its first entry and how many
+    // entries come before that hour, so only the entries of that hour are skipped.
+    const hour = await this.db
+      .selectFrom((qb) =>
+        qb
+          .selectFrom('execution_hours')
+          .select([
+            'hour',
+            'executions',
+            sql<number>`SUM(executions) OVER (ORDER BY hour ${sql.raw(order === 'desc' ? 'DESC' : 'ASC')})`.as(
+              'through',
+            ),
+          ])
+          .where('workflow_id', '=', workflowId)
+          .as('hours'),
+      )
+      .select(['hour', sql<number>`through - executions`.as('before')])
+      .where('through', '>', offset)
+      .orderBy('hour', order)
+      .limit(1)
+      .executeTakeFirst();
+    if (!hour) return null;
+    return (
+      first
         // Whole times, compared with whole times: before the next hour, or from the hour on.
         .where(
           'started_at',
           order === 'desc' ? '<' : '>=',
           order === 'desc' ? startOfHour(hour.hour, 1) : startOfHour(hour.hour, 0),
         )
-        .offset(offset - Number(hour.before));
-    }
-    const rows = await this.db
-      .selectFrom('executions')
-      .select(['id', 'started_at', 'stopped_at', 'finished', 'results'])
-      .where('workflow_id', '=', workflowId)
-      .where(sql<boolean>`(started_at, id) ${sql.raw(order === 'desc' ? '<=' : '>=')} ${first}`)
-      .orderBy('started_at', order)
-      .orderBy('id', order)
-      .limit(limit)
-      .execute();
-    return rows.map((row) => ({
-      executionId: row.id,
-      startedAt: row.started_at,
-      stoppedAt: row.stopped_at,
-      finished: row.finished === 1,
-      results: JSON.parse(row.results),
-    }));
+        .offset(offset - Number(hour.before))
+    );
   }
 
   async insertError(entry: Omit<ErrorLogEntry, '_id' | 'createdAt' | 'updatedAt' | '__v'>): Promise<ErrorLogEntry> {
@@ -1099,6 +1131,11 @@ export interface SigningKeyRow {
   createdAt: number;
   /** When a newer key replaced it; null for the current key. */
   retiredAt: number | null;
+}
+
+/** An execution log entry as stored: its results still the JSON text they were saved as. */
+export interface StoredExecution extends Omit<ExecutionLogEntry, 'results'> {
+  resultsJson: string;
 }
 
 export interface PendingDelivery {
