@@ -1,6 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { startCluster } from '../scripts/pg-cluster.mjs';
 import { Catalog, needsCredential } from '../server/catalog/catalog.js';
@@ -9,7 +12,7 @@ import { startSandbox } from '../server/sandbox.js';
 import { SecretBox } from '../server/secrets.js';
 import { Store } from '../server/store/store.js';
 import type { BlockResult, ExecutionLogEntry } from '../src/api/types.js';
-import { API_PREFIX, spawnService } from './service.js';
+import { API_PREFIX, newApiKey, spawnService } from './service.js';
 import { percentile, round1 } from './stats.js';
 import type { Row } from './table.js';
 
@@ -223,10 +226,7 @@ export interface BackendResult {
   webhook: WebhookResult;
 }
 
-/**
- * The store's part of the bench on both backends: a SQLite file, then a throwaway PostgreSQL
- * cluster (PostgreSQL's default durability, like SQLite's synchronous=FULL here), removed after.
- */
+/** The store's part of the bench on both backends: a SQLite file, then a throwaway PostgreSQL cluster. */
 export async function benchBackends(workDir: string, apiKey: string): Promise<BackendResult[]> {
   const env = { FORGE_SECRET_KEY: randomBytes(32).toString('base64') };
   const results: BackendResult[] = [
@@ -236,9 +236,24 @@ export async function benchBackends(workDir: string, apiKey: string): Promise<Ba
       webhook: await benchWebhookRuns(join(workDir, 'webhook.db'), apiKey, env),
     },
   ];
+  await onPostgres(async (database) => {
+    results.push({
+      backend: 'PostgreSQL',
+      logs: await benchLogs(await database('bench_logs'), apiKey, env),
+      webhook: await benchWebhookRuns(await database('bench_webhook'), apiKey, env),
+    });
+  });
+  return results;
+}
+
+/**
+ * Runs `work` with a throwaway PostgreSQL cluster (PostgreSQL's default durability, like
+ * SQLite's synchronous=FULL here), removed after; `database(name)` creates a database on it.
+ */
+async function onPostgres(work: (database: (name: string) => Promise<string>) => Promise<void>): Promise<void> {
   const cluster = await startCluster({ durable: true });
   try {
-    const database = async (name: string) => {
+    await work(async (name) => {
       const admin = await Store.open(cluster.url);
       try {
         await sql`CREATE DATABASE ${sql.id(name)}`.execute(admin.db);
@@ -246,17 +261,40 @@ export async function benchBackends(workDir: string, apiKey: string): Promise<Ba
         await admin.close();
       }
       return cluster.url.replace(/\/postgres$/, `/${name}`);
-    };
-    results.push({
-      backend: 'PostgreSQL',
-      logs: await benchLogs(await database('bench_logs'), apiKey, env),
-      webhook: await benchWebhookRuns(await database('bench_webhook'), apiKey, env),
     });
   } finally {
     cluster.remove();
   }
-  return results;
 }
+
+/**
+ * `npm run build`, then `node --import tsx bench/logs.ts [sqlite|postgres]`: the logs paging
+ * alone, on one backend (both when none is named), as `npm run bench` measures it.
+ */
+async function benchLogsAlone(backend: string | undefined): Promise<void> {
+  if (backend !== undefined && backend !== 'sqlite' && backend !== 'postgres') {
+    throw new Error(`Name the backend as sqlite or postgres, or none for both; got "${backend}".`);
+  }
+  const workDir = mkdtempSync(join(tmpdir(), 'forge-bench-logs-'));
+  const apiKey = newApiKey();
+  const env = { FORGE_SECRET_KEY: randomBytes(32).toString('base64') };
+  const report = (name: string, { firstPages, deepPage }: LogsResult) =>
+    console.log(
+      `${name}: pages 1–10 p99 ${firstPages.p99Ms} ms, ${firstPages.rps} req/s; page ${DEEP_PAGE} p99 ${deepPage.p99Ms} ms, ${deepPage.rps} req/s`,
+    );
+  try {
+    if (backend !== 'postgres') report('SQLite', await benchLogs(join(workDir, 'logs.db'), apiKey, env));
+    if (backend !== 'sqlite') {
+      await onPostgres(async (database) =>
+        report('PostgreSQL', await benchLogs(await database('bench_logs'), apiKey, env)),
+      );
+    }
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await benchLogsAlone(process.argv[2]);
 
 /** Paging goals at EXECUTIONS executions, LIMIT per page, CONNECTIONS connections. */
 export const FIRST_PAGES_P99_GOAL_MS = 10;

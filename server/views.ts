@@ -13,7 +13,7 @@ import type {
 import { type CatalogBlock, type CatalogWorkflow, currentValue } from './catalog/catalog.js';
 import { errorWebhookSecret, type StoredHostSettings } from './engine/host-settings.js';
 import type { SecretBox } from './secrets.js';
-import type { ChildRow, Store } from './store/store.js';
+import type { ChildRow, Store, StoredExecution } from './store/store.js';
 
 /**
  * The one place where stored rows and catalog entries become the response shapes of the
@@ -147,4 +147,18 @@ export async function hostSettingsView(
       eventBus: await store.deliveryBacklog('eventBus'),
     },
   };
+}
+
+/**
+ * GET logs' answer, `{"data": [entries]}`, as JSON text. Each entry's results are spliced in as
+ * the store keeps them (JSON text, written by JSON.stringify): parsing them only to write them
+ * out again took about a fifth of the request's CPU. The fields are in the order the entries
+ * always had.
+ */
+export function executionLogBody(executions: StoredExecution[]): string {
+  const entries = executions.map(
+    (e) =>
+      `{"executionId":${JSON.stringify(e.executionId)},"startedAt":${JSON.stringify(e.startedAt)},"stoppedAt":${JSON.stringify(e.stoppedAt)},"finished":${e.finished},"results":${e.resultsJson}}`,
+  );
+  return `{"data":[${entries.join(',')}]}`;
 }

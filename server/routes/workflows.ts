@@ -16,7 +16,7 @@ import {
 } from '../schemas.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
-import { blockValuesView, childView, parentOf, parentView, webhookUrl } from '../views.js';
+import { blockValuesView, childView, executionLogBody, parentOf, parentView, webhookUrl } from '../views.js';
 
 const MAX_TEXT_VALUE = 10_000;
 
@@ -90,11 +90,13 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
    * The child workflow a caller names. Another user's child answers exactly as a missing one,
    * so a token never learns that someone else's workflow exists.
    */
+  /** The child a caller names, if it may use it; `alreadyRead` when the route has read it (or found none). */
   const childFor = async (
     workflowId: string,
     principal: Principal,
+    alreadyRead?: { child: ChildRow | undefined },
   ): Promise<{ child: ChildRow; parent: CatalogWorkflow }> => {
-    const child = await store.getChild(workflowId);
+    const child = alreadyRead ? alreadyRead.child : await store.getChild(workflowId);
     if (child && (principal.kind === 'apiKey' || child.userId === principal.userId)) {
       return { child, parent: parentOf(child, (id) => catalog.get(id)) };
     }
@@ -348,12 +350,18 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
         response: { 200: Type.Object({ data: Type.Array(ExecutionLogEntrySchema) }) },
       },
     },
-    async (request) => {
-      const { child } = await childFor((request.params as Params).workflowId, request.principal);
+    async (request, reply) => {
+      const { workflowId } = request.params as Params;
       const { page, limit, order } = request.query as { page: number; limit: number; order: 'asc' | 'desc' };
       // A page past any row there could be is empty; SQLite's OFFSET refuses what is no 64-bit integer.
-      const beyondEnd = !Number.isSafeInteger((page - 1) * limit);
-      return { data: beyondEnd ? [] : await store.listExecutions(child.id, page, limit, order) };
+      if (!Number.isSafeInteger((page - 1) * limit)) {
+        await childFor(workflowId, request.principal);
+        return { data: [] };
+      }
+      // The child and the page in one query; the page is answered only if the caller may read it.
+      const read = await store.getChildWithExecutions(workflowId, page, limit, order);
+      await childFor(workflowId, request.principal, { child: read?.child });
+      return reply.type('application/json; charset=utf-8').send(executionLogBody(read!.executions));
     },
   );
 

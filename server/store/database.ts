@@ -1,0 +1,48 @@
+import type { Kysely } from 'kysely';
+import type { Dialect } from './base.js';
+import { postgresKysely } from './postgres.js';
+import type { Tables } from './schema.js';
+import { sqliteKysely } from './sqlite.js';
+
+/** Whether a `--db` value names a PostgreSQL server rather than a SQLite file. */
+export const isPostgresUrl = (location: string) => /^postgres(ql)?:\/\//i.test(location);
+
+/** The database as logs may name it: a PostgreSQL URL loses its password. */
+export function describeDatabase(location: string): string {
+  if (!isPostgresUrl(location)) return location;
+  const url = new URL(location);
+  url.password = '';
+  return url.toString();
+}
+
+/** Kysely on the database at `location`: a SQLite file, `:memory:`, or a `postgres://` URL. */
+export async function openDatabase(location: string): Promise<{ db: Kysely<Tables>; dialect: Dialect }> {
+  return isPostgresUrl(location)
+    ? { db: await postgresKysely(location), dialect: 'postgres' }
+    : { db: sqliteKysely(location), dialect: 'sqlite' };
+}
+
+/**
+ * The unique constraint that a write broke, or null when the error is something else: SQLite's
+ * codes, or PostgreSQL's SQLSTATE 23505 (unique_violation).
+ */
+export function uniqueViolation(error: unknown): string | null {
+  const e = error as { code?: string; message?: string; constraint?: string };
+  if (e?.code === '23505') return e.constraint ?? e.message ?? '';
+  if (e?.code !== 'SQLITE_CONSTRAINT_UNIQUE' && e?.code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return null;
+  return e.message ?? '';
+}
+
+/**
+ * Whether an error says the database cannot be reached right now (PostgreSQL stopped,
+ * restarting or unreachable), rather than that the query was wrong.
+ */
+export function databaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  if (typeof e?.code === 'string') {
+    // Connection refused or reset; SQLSTATE class 08 (connection exception), 57P01–57P03
+    // (the server shuts down or is starting).
+    if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN)$|^08|^57P0[123]$/.test(e.code)) return true;
+  }
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout/i.test(e?.message ?? '');
+}
