@@ -4,8 +4,8 @@ import type { Switch } from './switch-queue.js';
 /** A parent workflow as its row shows it, prepared once per load so each render stays cheap. */
 export interface Offer {
   parent: ParentWorkflow;
-  /** Lower-case text the filter box searches: name, description, integration names. */
-  haystack: string;
+  /** Lower-case text the filter box searches (name, description, integration names), made when it first searches. */
+  haystack?: string;
 }
 
 /** The user's child workflow behind a row, and where its switch stands. */
@@ -33,9 +33,15 @@ export const justInstalled = (workflowId: string, parentId: string): WorkflowHea
   nextRunAt: null,
 });
 
-/** The rows of a load. Icon URLs are checked as rows render: a long list renders a few of its rows. */
-export const offersFrom = (parents: ParentWorkflow[]): Offer[] =>
-  parents.map((parent) => {
-    const words = [parent.name, parent.description, ...parent.integrations.map((i) => i.displayName)];
-    return { parent, haystack: words.join('\n').toLowerCase() };
-  });
+/**
+ * The rows of a load. Nothing is computed per row until it is needed: a long list renders a few
+ * of its rows (icon URLs are checked as rows render) and most lists are never filtered.
+ */
+export const offersFrom = (parents: ParentWorkflow[]): Offer[] => parents.map((parent) => ({ parent }));
+
+/** Whether a row holds the filter's lower-case `needle`; an empty one holds everywhere. */
+export const matches = (offer: Offer, needle: string): boolean => {
+  const { name, description, integrations } = offer.parent;
+  offer.haystack ??= [name, description, ...integrations.map((i) => i.displayName)].join('\n').toLowerCase();
+  return offer.haystack.includes(needle);
+};

@@ -20,7 +20,7 @@ import { emptyView, loadErrorView, loadingView } from './messages.js';
 import { type RowActions, type RowContext, rowView } from './row.js';
 import { RowWindow } from './row-window.js';
 import type { RunDetails } from './run-details.js';
-import { type Installed, installedFrom, justInstalled, type Offer, offersFrom } from './state.js';
+import { type Installed, installedFrom, justInstalled, matches, type Offer, offersFrom } from './state.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
 import { choose, syncSwitch } from './switch-queue.js';
 import { workflowListStyles } from './workflow-list.styles.js';
@@ -398,7 +398,7 @@ export class ForgeWorkflowList extends ForgeElement {
     // Only a filter box on screen filters: a list that shrank below the threshold shows all.
     const filtering = offers && offers.length > this.filterThreshold;
     const needle = filtering ? this.#filter.trim().toLowerCase() : '';
-    const shown = offers?.filter((offer) => offer.haystack.includes(needle));
+    const shown = needle ? offers!.filter((offer) => matches(offer, needle)) : offers;
     let content: unknown;
     if (failed) {
       content = loadErrorView(t, (error as Error).message, pending, this.#handleRetry);
