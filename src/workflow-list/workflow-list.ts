@@ -1,7 +1,12 @@
+// Over 400 lines for a reason: about 60 of them are the class JSDoc, which the manifest and
+// docs/elements.md are generated from. The rows and their run health (row.ts, health.ts), the
+// loading, empty and failed views (messages.ts), the switch queue (switch-queue.ts), what a load
+// holds (state.ts) and the windowing (row-window.ts) live beside this file; this one holds the
+// element itself.
 import { Task, TaskStatus } from '@lit/task';
 import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { ForgeApiError } from '../api/embed-client.js';
-import type { ParentWorkflow, WorkflowHealth } from '../api/types.js';
+import type { WorkflowHealth } from '../api/types.js';
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
 import type { ConfigModalStrings } from '../config-modal/strings.js';
 import { isAbort } from '../errors.js';
@@ -10,50 +15,15 @@ import { Connection } from '../internal/connection.js';
 import { ForgeElement } from '../internal/forge-element.js';
 import { loadConfigModal, prefetchConfigModal, prefetchConfigModalWhenIdle } from '../internal/load-modal.js';
 import { Localize } from '../internal/localize.js';
-import { timeTag } from '../internal/time.js';
-import { safeIconUrl, themeStyles } from '../theme.js';
+import { themeStyles } from '../theme.js';
+import { emptyView, loadErrorView, loadingView } from './messages.js';
+import { type RowActions, type RowContext, rowView } from './row.js';
 import { RowWindow } from './row-window.js';
 import type { RunDetails } from './run-details.js';
+import { type Installed, installedFrom, justInstalled, matches, type Offer, offersFrom } from './state.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
+import { choose, syncSwitch } from './switch-queue.js';
 import { workflowListStyles } from './workflow-list.styles.js';
-
-/** A parent workflow as its row shows it, prepared once per load so each render stays cheap. */
-interface Offer {
-  parent: ParentWorkflow;
-  /** Lower-case text the filter box searches: name, description, integration names. */
-  haystack: string;
-}
-
-/** The user's child workflow behind a row, and where its switch stands. */
-interface Installed {
-  childId: string;
-  /** What the service last confirmed. */
-  active: boolean;
-  /** What the switch shows: the user's latest choice. */
-  wanted: boolean;
-  /** A request for this workflow is under way. */
-  busy?: boolean;
-  /** How its runs went, as the service last said. */
-  health: WorkflowHealth;
-}
-
-const installedFrom = (health: WorkflowHealth): Installed => ({
-  childId: health.workflowId,
-  active: health.active,
-  wanted: health.active,
-  health,
-});
-
-/** A workflow the user just enabled, until the service says more: on, and never ran. */
-const justInstalled = (workflowId: string, parentId: string): WorkflowHealth => ({
-  workflowId,
-  parentId,
-  active: true,
-  lastRun: null,
-  failedLast24h: 0,
-  failure: null,
-  nextRunAt: null,
-});
 
 /**
  * The workflows a host offers its end user, joined with the ones this user has enabled: each
@@ -179,6 +149,11 @@ export class ForgeWorkflowList extends ForgeElement {
   #rowErrors = new Map<string, string>();
 
   readonly #connection = new Connection(this);
+  readonly #rowActions: RowActions = {
+    toggle: (parentId, row, event) => this.#handleToggle(parentId, row, event),
+    openModal: (parentId, reconnect) => void this.#openModal(parentId, reconnect),
+    toggleDetails: (parentId, childId) => void this.#toggleDetails(parentId, childId),
+  };
   readonly #window = new RowWindow(this, () => this.renderRoot.querySelector<HTMLElement>('[part~="list"]'));
 
   #loadTask = new Task(this, {
@@ -191,11 +166,7 @@ export class ForgeWorkflowList extends ForgeElement {
       ]);
       this.#applyHealth(health);
       this.#rowErrors.clear();
-      return parents.map((parent): Offer => {
-        // Icon URLs are checked as rows render: a long list renders a few of its rows.
-        const words = [parent.name, parent.description, ...parent.integrations.map((i) => i.displayName)];
-        return { parent, haystack: words.join('\n').toLowerCase() };
-      });
+      return offersFrom(parents);
     },
     onError: (error) => {
       if (!isAbort(error)) reportError(this, error, 'load-failed');
@@ -278,43 +249,32 @@ export class ForgeWorkflowList extends ForgeElement {
   }
 
   #handleToggle(parentId: string, row: Installed, { target }: Event): void {
-    row.wanted = (target as HTMLInputElement).checked;
     this.#rowErrors.delete(parentId);
     this.requestUpdate();
-    if (!row.busy) void this.#syncSwitch(parentId, row);
+    if (choose(row, (target as HTMLInputElement).checked)) void this.#syncSwitch(parentId, row);
   }
 
-  /**
-   * Brings the service to where the switch stands, one request at a time: clicks made meanwhile
-   * only move the switch, and the loop sends whatever still differs once a request settles.
-   */
   async #syncSwitch(parentId: string, row: Installed): Promise<void> {
-    row.busy = true;
-    let target = row.wanted;
     // Removing the element aborts the request; from then on nothing here touches the rows.
     const { signal } = this.#connection;
-    try {
-      while (row.wanted !== row.active) {
-        target = row.wanted;
-        await this.#connection.client[target ? 'activateWorkflow' : 'deactivateWorkflow'](row.childId);
-        if (signal.aborted) return;
-        row.active = target;
-        emit(this, 'forge-toggle', { workflowId: row.childId, active: target });
-      }
-    } catch (error) {
-      if (signal.aborted) return;
-      row.wanted = row.active;
-      const message = reportError(this, error, 'toggle-failed');
+    const failed = await syncSwitch(
+      row,
+      (on) => this.#connection.client[on ? 'activateWorkflow' : 'deactivateWorkflow'](row.childId),
+      (on) => emit(this, 'forge-toggle', { workflowId: row.childId, active: on }),
+      signal,
+    );
+    if (signal.aborted) return;
+    if (failed) {
+      const message = reportError(this, failed.error, 'toggle-failed');
       const t = this.#text;
-      if ((error as ForgeApiError).status === 404) {
+      if ((failed.error as ForgeApiError).status === 404) {
         // Removed behind the user's back (e.g. by the host): the row offers "Enable" again.
         this.#installed.delete(parentId);
         this.#rowErrors.set(parentId, t.removed);
       } else {
-        this.#rowErrors.set(parentId, (target ? t.turnOnFailed : t.turnOffFailed)(message));
+        this.#rowErrors.set(parentId, (failed.on ? t.turnOnFailed : t.turnOffFailed)(message));
       }
     }
-    row.busy = false;
     this.requestUpdate();
   }
 
@@ -389,130 +349,25 @@ export class ForgeWorkflowList extends ForgeElement {
     await this.updateComplete;
   }
 
-  /** What an installed workflow's row says about its runs, and the fix a failure asks for. */
-  #renderHealth(id: string, name: string, row: Installed) {
-    const t = this.#text;
-    const locale = this.#localize.locale;
-    const { lastRun, failure, failedLast24h, nextRunAt } = row.health;
-    const state = !lastRun ? 'waiting' : failure ? 'failed' : 'ok';
-    const app = failure?.integration
-      ? (this.#loadTask.value?.flatMap((offer) => offer.parent.integrations).find((i) => i.name === failure.integration)
-          ?.displayName ?? failure.integration)
-      : '';
-    const open = this.#expanded.has(id);
-    let fix: unknown = nothing;
-    if (failure?.kind === 'connection' && app) {
-      fix = html`<button type="button" class="button tonal" part="fix-button" @click=${() => this.#openModal(id, failure.integration!)}>
-        ${t.reconnect(app)}<span class="visually-hidden"> · ${name}</span>
-      </button>`;
-    } else if (failure?.kind === 'settings') {
-      fix = html`<button type="button" class="button tonal" part="fix-button" @click=${() => this.#openModal(id)}>
-        ${t.fixSettings}<span class="visually-hidden"> · ${name}</span>
-      </button>`;
-    }
-    return html`<span class="health small ${state}" part="health health-${state}">
-        <span class="glyph" aria-hidden="true">${state === 'ok' ? '✓' : state === 'failed' ? '!' : '…'}</span>
-        <span>
-          ${
-            lastRun
-              ? timeTag(lastRun.startedAt, locale, failure ? t.lastRunFailed : t.lastRunSucceeded)
-              : nextRunAt
-                ? timeTag(nextRunAt, locale, t.nextRun)
-                : t.neverRan
-          }
-          ${failure ? html`· ${t.failedBecause[failure.kind](app)}` : nothing}
-          ${failedLast24h ? html`<span class="muted">· ${t.failedToday(failedLast24h, this.#localize.plural)}</span>` : nothing}
-        </span>
-      </span>
-      ${
-        lastRun || fix !== nothing
-          ? html`<span class="health-actions">
-              ${fix}
-              ${
-                lastRun
-                  ? html`<button
-                      type="button"
-                      class="button quiet"
-                      part="runs-button"
-                      aria-expanded=${open}
-                      aria-controls="runs-${id}"
-                      @click=${() => this.#toggleDetails(id, row.childId)}
-                    >
-                      ${t.showRuns}<span class="visually-hidden"> · ${name}</span>
-                    </button>`
-                  : nothing
-              }
-            </span>`
-          : nothing
-      }`;
-  }
-
-  /** One row; `position` is its 1-based place and `total` the list's length when the list is windowed. */
-  #renderRow(
-    { parent: { workflowId: id, name, description, integrations, blocks } }: Offer,
-    position?: number,
-    total?: number,
-  ) {
-    const t = this.#text;
-    const row = this.#installed.get(id);
-    const error = this.#rowErrors.get(id);
-    const details = this.#details.get(id);
-    return html`<li
-      class="row"
-      part="row"
-      data-key=${id}
-      aria-posinset=${position ?? nothing}
-      aria-setsize=${total ?? nothing}
-    >
-      <span class="icons" part="icons">
-        ${integrations.map(({ displayName: name, icon }) => {
-          const url = safeIconUrl(icon);
-          return url
-            ? html`<img class="icon" src=${url} alt=${name} title=${name} width="28" height="28" loading="lazy" />`
-            : html`<span class="icon letter muted" role="img" aria-label=${name} title=${name}>${name[0]}</span>`;
-        })}
-      </span>
-      <div class="text">
-        <span class="name" part="name">${name}</span>
-        ${description ? html`<span class="small muted" part="description">${description}</span>` : nothing}
-        ${error ? html`<span class="small danger" part="row-error" role="alert">${error}</span>` : nothing}
-        ${row ? this.#renderHealth(id, name, row) : nothing}
-      </div>
-      <span class="actions">
-        ${
-          row
-            ? html`<input
-                type="checkbox"
-                role="switch"
-                class="switch"
-                part="switch"
-                aria-label=${name}
-                .checked=${row.wanted}
-                @change=${(event: Event) => this.#handleToggle(id, row, event)}
-              />`
-            : nothing
-        }
-        <button
-          type="button"
-          class="button ${row ? '' : 'tonal'}"
-          part="button ${row ? 'configure' : 'enable'}-button"
-          @click=${() => this.#openModal(id)}
-        >
-          ${row ? t.configure : t.enable}<span class="visually-hidden"> ${name}</span>
-        </button>
-      </span>
-      ${details && this.#expanded.has(id) ? details.render(t, { id: `runs-${id}`, name, blocks }, this.#localize.locale, this.#localize.plural) : nothing}
-    </li>`;
-  }
-
   /** The rows of a long list that are near the viewport (see RowWindow), with spacers for the rest. */
-  #renderRows(offers: Offer[]) {
-    const total = this.#window.windows(offers.length) ? offers.length : undefined;
+  #renderRows(offers: Offer[], shown: Offer[]) {
+    const context: RowContext = {
+      t: this.#text,
+      locale: this.#localize.locale,
+      plural: this.#localize.plural,
+      offers,
+      installed: this.#installed,
+      rowErrors: this.#rowErrors,
+      expanded: this.#expanded,
+      details: this.#details,
+      actions: this.#rowActions,
+    };
+    const total = this.#window.windows(shown.length) ? shown.length : undefined;
     return this.#window
-      .blocks(offers.map((offer) => offer.parent.workflowId))
+      .blocks(shown.map((offer) => offer.parent.workflowId))
       .map(({ from, to, spacer }) =>
         spacer === undefined
-          ? offers.slice(from, to).map((offer, i) => this.#renderRow(offer, total && from + i + 1, total))
+          ? shown.slice(from, to).map((offer, i) => rowView(context, offer, total && from + i + 1, total))
           : html`<li class="gap" aria-hidden="true" .style=${`height:${spacer}px`}></li>`,
       );
   }
@@ -527,6 +382,12 @@ export class ForgeWorkflowList extends ForgeElement {
       this.#window.focusedKey = undefined;
   };
 
+  readonly #handleRetry = async (): Promise<void> => {
+    await this.refresh();
+    // The retry button is gone once the list shows; keep keyboard users where the content is.
+    this.renderRoot.querySelector<HTMLElement>('[data-landing]')?.focus();
+  };
+
   override render() {
     const t = this.#text;
     const { status, value: offers, error } = this.#loadTask;
@@ -537,44 +398,14 @@ export class ForgeWorkflowList extends ForgeElement {
     // Only a filter box on screen filters: a list that shrank below the threshold shows all.
     const filtering = offers && offers.length > this.filterThreshold;
     const needle = filtering ? this.#filter.trim().toLowerCase() : '';
-    const shown = offers?.filter((offer) => offer.haystack.includes(needle));
+    const shown = needle ? offers!.filter((offer) => matches(offer, needle)) : offers;
     let content: unknown;
     if (failed) {
-      content = html`<div class="message" part="error">
-        <div role="alert">
-          <p class="title">${t.loadFailed}</p>
-          <p class="muted">${(error as Error).message}</p>
-        </div>
-        <button
-          type="button"
-          class="button"
-          part="retry-button"
-          aria-disabled=${pending}
-          @click=${async () => {
-            if (pending) return;
-            await this.refresh();
-            // The retry button is gone once the list shows; keep keyboard users where the content is.
-            this.renderRoot.querySelector<HTMLElement>('[data-landing]')?.focus();
-          }}
-        >
-          ${t.retry}
-        </button>
-      </div>`;
+      content = loadErrorView(t, (error as Error).message, pending, this.#handleRetry);
     } else if (!offers) {
-      content = html`<div class="skeleton" part="skeleton" aria-hidden="true">
-        ${[0, 1, 2].map(
-          () => html`<div class="row">
-            <span class="bone tile"></span>
-            <span class="text"><span class="bone line"></span><span class="bone line short"></span></span>
-            <span class="bone pill"></span>
-          </div>`,
-        )}
-      </div>`;
+      content = loadingView();
     } else if (!offers[0]) {
-      content = html`<div class="message" part="empty">
-        <p class="title" tabindex="-1" data-landing>${t.empty}</p>
-        <p class="muted">${t.emptyHint}</p>
-      </div>`;
+      content = emptyView(t);
     } else {
       content = html`${
         filtering
@@ -605,7 +436,7 @@ export class ForgeWorkflowList extends ForgeElement {
               @focusin=${this.#handleFocusIn}
               @focusout=${this.#handleFocusOut}
             >
-              ${this.#renderRows(shown!)}
+              ${this.#renderRows(offers, shown!)}
             </ul>`
           : html`<p class="message muted">${t.noMatches(this.#filter.trim())}</p>`
       }`;

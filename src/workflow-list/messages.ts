@@ -1,0 +1,34 @@
+import { html } from 'lit';
+import type { WorkflowListStrings } from './strings.js';
+
+/** What the list shows instead of rows: loading, nothing on offer, or a load that failed. */
+
+/** Placeholder rows while the first load is under way. */
+export const loadingView = () =>
+  html`<div class="skeleton" part="skeleton" aria-hidden="true">
+    ${[0, 1, 2].map(
+      () => html`<div class="row">
+        <span class="bone tile"></span>
+        <span class="text"><span class="bone line"></span><span class="bone line short"></span></span>
+        <span class="bone pill"></span>
+      </div>`,
+    )}
+  </div>`;
+
+export const emptyView = (t: WorkflowListStrings) =>
+  html`<div class="message" part="empty">
+    <p class="title" tabindex="-1" data-landing>${t.empty}</p>
+    <p class="muted">${t.emptyHint}</p>
+  </div>`;
+
+/** Why loading failed, with a retry button that does nothing while a retry is `pending`. */
+export const loadErrorView = (t: WorkflowListStrings, reason: string, pending: boolean, retry: () => void) =>
+  html`<div class="message" part="error">
+    <div role="alert">
+      <p class="title">${t.loadFailed}</p>
+      <p class="muted">${reason}</p>
+    </div>
+    <button type="button" class="button" part="retry-button" aria-disabled=${pending} @click=${() => pending || retry()}>
+      ${t.retry}
+    </button>
+  </div>`;
