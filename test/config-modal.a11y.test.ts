@@ -1,4 +1,4 @@
-import { expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
@@ -20,6 +20,7 @@ import {
   visibleText,
 } from './support/config-modal.js';
 import { createUser, hostApi, pressChord, serviceInfo, tokenUrl } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 /** axe over the element (its shadow root and the open dialog in it), in both colour schemes. */
 async function expectAccessible(el: ForgeConfigModal) {

@@ -1,4 +1,4 @@
-import { expect, oneEvent, waitUntil } from '@open-wc/testing';
+import { expect, oneEvent } from '@open-wc/testing';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   ALL_EVENTS,
@@ -20,6 +20,7 @@ import {
   visibleText,
 } from './support/config-modal.js';
 import { consentInPopup, createUser, injectAnswer, serviceInfo } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 /** The connect row of an integration. */
 function row(el: ForgeConfigModal, name: string): HTMLElement {

@@ -1,4 +1,4 @@
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
 import {
   ALL_EVENTS,
   allByRole,
@@ -27,6 +27,7 @@ import {
   visibleText,
 } from './support/config-modal.js';
 import { createUser } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 const writes = (requests: RecordedRequest[]) =>
   requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${new URL(r.url).pathname.split('/2021-12')[1]}`);

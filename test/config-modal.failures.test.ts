@@ -1,4 +1,4 @@
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
 import { decodeJwt } from 'jose';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import { TokenSource } from '../src/token/token-source.js';
@@ -19,6 +19,7 @@ import {
   visibleText,
 } from './support/config-modal.js';
 import { clearFaults, createUser, injectFault, serviceInfo, tokenUrl, userToken } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 async function modalWithTokenUrl(url: string) {
   const { apiBase } = await serviceInfo();

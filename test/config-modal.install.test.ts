@@ -1,4 +1,4 @@
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
 import {
   ALL_EVENTS,
   byRole,
@@ -18,6 +18,7 @@ import {
   visibleText,
 } from './support/config-modal.js';
 import { consentInPopup, createUser } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 describe('<forge-config-modal> install', () => {
   it('enables a workflow that needs a Stripe key and a Slack sign-in, from empty to installed', async () => {

@@ -1,4 +1,4 @@
-import { aTimeout, expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { aTimeout, expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { sendKeys, sendMouse } from '@web/test-runner-commands';
 import { render } from 'lit';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
@@ -21,6 +21,7 @@ import {
   visibleText,
 } from './support/config-modal.js';
 import { createUser, serviceInfo, tokenUrl } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 describe('<forge-config-modal>', () => {
   it('opens as a modal labelled by its title and settles show() after forge-after-show', async () => {

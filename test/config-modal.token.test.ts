@@ -1,4 +1,4 @@
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   button,
@@ -14,6 +14,7 @@ import {
   untilPart,
 } from './support/config-modal.js';
 import { consentInPopup, createUser, serviceInfo, userToken } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 /** A host's token provider that counts its calls and remembers every token it handed out. */
 function countingProvider(userId: string, expiresIn?: number) {

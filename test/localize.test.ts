@@ -1,4 +1,4 @@
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import { allByPart, byPart, byRole } from './support/harness.js';
 import '../src/config-modal/define.js';
@@ -6,6 +6,7 @@ import { registerStrings } from '../src/internal/localize.js';
 import '../src/workflow-list/define.js';
 import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
 import { createUser, serviceInfo, tokenUrl } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 registerStrings('de', {
   workflowList: { enable: 'Aktivieren', listLabel: 'Workflows (de)' },

@@ -1,4 +1,4 @@
-import { expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import { ForgeClient } from '../src/api/index.js';
 import type { UserWithWorkflows } from '../src/api/types.js';
@@ -15,6 +15,7 @@ import {
   tokenUrl,
   userToken,
 } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 // The list drives the real <forge-config-modal> here: Enable and Configure open it, and the
 // row follows what the modal saved.

@@ -1,4 +1,4 @@
-import { aTimeout, expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { aTimeout, expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import { ForgeClient } from '../src/api/index.js';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
@@ -17,6 +17,7 @@ import {
   tokenUrl,
   userToken,
 } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 /**
  * The run health in `<forge-workflow-list>`: real runs of the demo catalog's workflows, started

@@ -1,8 +1,9 @@
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
 import { executeServerCommand, sendKeys } from '@web/test-runner-commands';
 import { allByPart, byPart, byRole } from './support/harness.js';
 import '../src/workflow-list/define.js';
 import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
+import { waitUntil } from './support/wait.js';
 
 // A service whose catalog offers a few hundred workflows (web-test-runner.config.mjs): a list
 // that long renders only the rows near the viewport.

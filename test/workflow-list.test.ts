@@ -1,4 +1,4 @@
-import { aTimeout, expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { aTimeout, expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import { ForgeClient } from '../src/api/index.js';
 import type { UserWithWorkflows } from '../src/api/types.js';
@@ -18,6 +18,7 @@ import {
   tokenUrl,
   userToken,
 } from './support/forge.js';
+import { waitUntil } from './support/wait.js';
 
 const ALL_INTEGRATIONS = ['stripe', 'slack', 'hubspot', 'google-sheets', 'mailchimp'];
 
@@ -257,7 +258,7 @@ describe('<forge-workflow-list>', () => {
 
   it('shows why loading failed, and a retry that recovers', async () => {
     const { userId } = await userWith();
-    await injectFault('GET', '/workflow$', 500);
+    await injectFault('GET', '/workflow-summary$', 500);
     const el = await fixture<ForgeWorkflowList>(
       html`<forge-workflow-list api-base=${faultyBase} token-url=${tokenUrl(userId)}></forge-workflow-list>`,
     );

@@ -1,4 +1,5 @@
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
+import { waitUntil } from '../support/wait.js';
 import { plainPageList, switchIn, type ToggleDetail } from './support.js';
 
 // The CDN bundle as a plain page loads it: one <script type="module">, attributes only, DOM events.

@@ -1,4 +1,4 @@
-import { expect, nextFrame, waitUntil } from '@open-wc/testing';
+import { expect, nextFrame } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import type { hydrateRoot } from 'react-dom/client';
 import type { ForgeConfigModal } from '../../src/config-modal/config-modal.js';
@@ -6,6 +6,7 @@ import type { ConfigModalStrings } from '../../src/config-modal/strings.js';
 import type { WorkflowListStrings } from '../../src/workflow-list/strings.js';
 import type { ForgeWorkflowList } from '../../src/workflow-list/workflow-list.js';
 import { serviceInfo, tokenUrl, userToken } from '../support/forge.js';
+import { waitUntil } from '../support/wait.js';
 import { installedWorkflow, loadFramework, mountPoint, switchIn, type ToggleDetail } from './support.js';
 
 /**

@@ -227,7 +227,7 @@ export async function sendWebhook(h: Harness, childId: string, payload: unknown)
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify(payload),
   });
-  return { status: response.status, body: await response.json(), connection: response.headers.get('connection') };
+  return { status: response.status, body: await response.json() };
 }
 
 /**

@@ -1,6 +1,7 @@
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
 import { authorizationUrl, waitForOAuth } from '../../src/config-modal/oauth-popup.js';
 import { ForgeError } from '../../src/errors.js';
+import { waitUntil } from '../support/wait.js';
 
 const refusal = (url: string) => {
   try {
