@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
 import type { Clock } from './clock.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
-import { MAX_BODY_BYTES, originOfHost } from './http.js';
+import { MAX_BODY_BYTES } from './http.js';
 import { DEMO_CATALOG } from './paths.js';
 import auth from './plugins/auth.js';
 import cors from './plugins/cors.js';
@@ -18,6 +18,7 @@ import routeTable, { type RouteEntry } from './plugins/route-table.js';
 import shutdown from './plugins/shutdown.js';
 import validation from './plugins/validation.js';
 import { RateLimiter, type RateLimits } from './rate-limit.js';
+import type { ServiceDeps } from './routes/context.js';
 import { registerCredentials, registerLocalProvider } from './routes/credentials.js';
 import { registerHealth } from './routes/health.js';
 import { registerHooks } from './routes/hooks.js';
@@ -32,6 +33,7 @@ import { Store } from './store/store.js';
 import { API_PREFIX } from './views.js';
 
 export type { Access, RouteEntry } from './plugins/route-table.js';
+export { baseOf, type ServiceDeps } from './routes/context.js';
 
 export interface ServiceOptions {
   /** TCP port; 0 picks a free one. Default 4010. */
@@ -74,17 +76,6 @@ export interface ServiceOptions {
    * and rate-limit windows. Default: the system clock; tests pass one they control.
    */
   clock?: Clock;
-}
-
-export interface ServiceDeps {
-  store: Store;
-  catalog: Catalog;
-  authKeys: AuthKeys;
-  secrets: SecretBox;
-  allowedOrigins: string[];
-  allowPrivateWebhooks: boolean;
-  limits: RateLimiter;
-  oauthGrantTtlMs: number | undefined;
 }
 
 export interface Service extends ServiceDeps {
@@ -229,12 +220,4 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       return closing;
     },
   };
-}
-
-/** The origin a caller reached the service at, for the URLs the service hands out. */
-export function baseOf(request: FastifyRequest): string {
-  return (
-    originOfHost(request.headers.host) ??
-    `http://localhost:${(request.server.server.address() as { port?: number } | null)?.port ?? 4010}`
-  );
 }

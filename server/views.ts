@@ -22,6 +22,8 @@ import type { ChildRow, Store, StoredExecution } from './store/store.js';
  */
 
 export const API_PREFIX = '/forge/2021-12';
+/** Where the local OAuth provider's consent pages live, beside the API. */
+export const LOCAL_PROVIDER_PREFIX = '/local-oauth';
 
 export function iconUrl(icon: string, base: string): string {
   return /^(https?:|data:)/.test(icon) ? icon : `${base}${API_PREFIX}/icons/${icon.replace(/^\.?\/?(icons\/)?/, '')}`;

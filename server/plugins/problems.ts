@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { badRequest, databaseUnavailableProblem, HttpProblem, internalError, notFound, problemOf } from '../http.js';
-import { LOCAL_PROVIDER_PREFIX } from '../routes/credentials.js';
+
 import { databaseUnavailable } from '../store/store.js';
-import { API_PREFIX } from '../views.js';
+import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
 
 export interface ProblemsOptions {
   /** Whether the request log gets the errors; otherwise an unexpected one also goes to stderr. */

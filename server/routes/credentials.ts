@@ -2,15 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Integration, OAuthResultMessage } from 'forge-embed/client';
-import { baseOf, type ServiceDeps } from '../app.js';
 import { badRequest, escapeHtml, HTML_HEADERS, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
 import { confirmGrant, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import { ConnectedIntegrationSchema, IntegrationParams, RateLimitedResponse } from '../schemas.js';
 import { bodyObject, FieldChecker } from '../validate.js';
-import { API_PREFIX } from '../views.js';
+import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
+import { baseOf, type ServiceDeps } from './context.js';
 
 /** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
-export const LOCAL_PROVIDER_PREFIX = '/local-oauth';
 
 type Params = { integration: string };
 type OAuthQuery = { state?: string; code?: string; error?: string; redirect_uri?: string };

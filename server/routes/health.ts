@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { WorkflowHealth } from 'forge-embed/client';
-import type { ServiceDeps } from '../app.js';
 import type { Engine } from '../engine/engine.js';
 import { WorkflowHealthSchema } from '../schemas.js';
+import type { ServiceDeps } from './context.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

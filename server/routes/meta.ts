@@ -2,9 +2,9 @@ import { createReadStream, existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { ServiceDeps } from '../app.js';
 import type { Catalog } from '../catalog/catalog.js';
 import { HttpProblem, notFound } from '../http.js';
+import type { ServiceDeps } from './context.js';
 
 const ICON_TYPES: Record<string, string> = { '.svg': 'image/svg+xml', '.png': 'image/png' };
 const Image = {

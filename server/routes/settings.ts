@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { ServiceDeps } from '../app.js';
 import type { Delivery } from '../engine/delivery.js';
 import { loadEventBridge } from '../engine/event-bus.js';
 import { applyHostSettingsUpdate, loadHostSettings, saveHostSettings } from '../engine/host-settings.js';
 import { HttpProblem } from '../http.js';
 import { HostSettingsSchema } from '../schemas.js';
 import { hostSettingsView } from '../views.js';
+import type { ServiceDeps } from './context.js';
 
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Setup } from 'forge-embed/client';
-import { baseOf, type ServiceDeps } from '../app.js';
 import { badRequest } from '../http.js';
 import { SetupSchema } from '../schemas.js';
 import { childView, parentView } from '../views.js';
+import { baseOf, type ServiceDeps } from './context.js';
 
 /**
  * Everything `<forge-config-modal>` needs to open, in one answer: the parents on offer, the

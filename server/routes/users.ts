@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { baseOf, type ServiceDeps } from '../app.js';
 import { MAX_TOKEN_TTL_SECONDS } from '../auth.js';
 import { conflict, notFound, rateLimited } from '../http.js';
 import {
@@ -15,6 +14,7 @@ import {
 } from '../schemas.js';
 import { uniqueViolation } from '../store/store.js';
 import { childSummaryView, parentOf, userView } from '../views.js';
+import { baseOf, type ServiceDeps } from './context.js';
 
 const noUser = (id: string) => notFound(`No user ${id}. User ids come from POST /user (userId) or GET /user (_id).`);
 

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { VariableValues } from 'forge-embed/client';
-import { baseOf, type ServiceDeps } from '../app.js';
 import type { Principal } from '../auth.js';
 import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
 import { badRequest, conflict, HttpProblem, notFound } from '../http.js';
@@ -17,6 +16,7 @@ import {
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
 import { blockValuesView, childView, executionLogBody, parentOf, parentView, webhookUrl } from '../views.js';
+import { baseOf, type ServiceDeps } from './context.js';
 
 const MAX_TEXT_VALUE = 10_000;
 

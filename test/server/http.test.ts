@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MAX_BODY_BYTES } from '../../server/http.js';
-import { LOCAL_PROVIDER_PREFIX } from '../../server/routes/credentials.js';
+import { LOCAL_PROVIDER_PREFIX } from '../../server/views.js';
 import {
   type Answer,
   API,

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { LOCAL_PROVIDER_PREFIX } from '../../server/routes/credentials.js';
+import { LOCAL_PROVIDER_PREFIX } from '../../server/views.js';
 import { type Answer, API, APP_ORIGIN, demoCatalog, sample, TestService } from './support.js';
 
 const RUNS = 12;

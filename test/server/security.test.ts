@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { LOCAL_PROVIDER_PREFIX } from '../../server/routes/credentials.js';
+import { LOCAL_PROVIDER_PREFIX } from '../../server/views.js';
 import {
   type Answer,
   API,

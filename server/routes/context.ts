@@ -1,0 +1,30 @@
+import type { FastifyRequest } from 'fastify';
+import type { AuthKeys } from '../auth.js';
+import type { Catalog } from '../catalog/catalog.js';
+import { originOfHost } from '../http.js';
+import type { RateLimiter } from '../rate-limit.js';
+import type { SecretBox } from '../secrets.js';
+import type { Store } from '../store/store.js';
+
+/**
+ * What every route module is given. It lives apart from server/app.ts, which composes the routes,
+ * so that the routes need nothing from the module that registers them.
+ */
+export interface ServiceDeps {
+  store: Store;
+  catalog: Catalog;
+  authKeys: AuthKeys;
+  secrets: SecretBox;
+  allowedOrigins: string[];
+  allowPrivateWebhooks: boolean;
+  limits: RateLimiter;
+  oauthGrantTtlMs: number | undefined;
+}
+
+/** The origin a caller reached the service at, for the URLs the service hands out. */
+export function baseOf(request: FastifyRequest): string {
+  return (
+    originOfHost(request.headers.host) ??
+    `http://localhost:${(request.server.server.address() as { port?: number } | null)?.port ?? 4010}`
+  );
+}
