@@ -88,6 +88,26 @@ export const ParentWorkflowSchema = shared(
   }),
 );
 
+export const WorkflowSummariesSchema = Type.Object({
+  workflows: Type.Array(
+    Type.Object({
+      workflowId: Type.String(),
+      name: Type.String(),
+      description: Type.Optional(Type.String()),
+      integrations: Type.Array(Type.String(), { description: 'Names of entries in `integrations`.' }),
+      blocks: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+    }),
+  ),
+  integrations: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      displayName: Type.String(),
+      icon: Type.String({ description: 'URL of an image.' }),
+    }),
+    { description: 'Each integration the workflows use, once.' },
+  ),
+});
+
 export const ChildWorkflowSchema = shared(
   'ChildWorkflow',
   Type.Object({

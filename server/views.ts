@@ -9,6 +9,7 @@ import type {
   User,
   UserWithWorkflows,
   VariableValues,
+  WorkflowSummaries,
 } from 'forge-embed/client';
 import { type CatalogBlock, type CatalogWorkflow, currentValue } from './catalog/catalog.js';
 import { errorWebhookSecret, type StoredHostSettings } from './engine/host-settings.js';
@@ -54,6 +55,24 @@ export function parentView(workflow: CatalogWorkflow, base: string): ParentWorkf
     integrations: workflow.integrations.map((i) => integrationView(i, base)),
     blocks: workflow.blocks.map((b) => blockView(b)),
   };
+}
+
+/** Parents as the list shows them: each integration once, by name in the workflows (see GET /workflow-summary). */
+export function workflowSummariesView(workflows: CatalogWorkflow[], base: string): WorkflowSummaries {
+  const integrations = new Map<string, WorkflowSummaries['integrations'][number]>();
+  const summaries = workflows.map((workflow) => {
+    for (const { name, displayName, icon } of workflow.integrations) {
+      if (!integrations.has(name)) integrations.set(name, { name, displayName, icon: iconUrl(icon, base) });
+    }
+    return {
+      workflowId: workflow.workflowId,
+      name: workflow.name,
+      ...(workflow.description ? { description: workflow.description } : {}),
+      integrations: workflow.integrations.map((i) => i.name),
+      blocks: workflow.blocks.map(({ id, name }) => ({ id, name })),
+    };
+  });
+  return { workflows: summaries, integrations: [...integrations.values()] };
 }
 
 /** A child whose parent left the catalog still answers, with what is known of it. */

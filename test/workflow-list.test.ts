@@ -258,7 +258,7 @@ describe('<forge-workflow-list>', () => {
 
   it('shows why loading failed, and a retry that recovers', async () => {
     const { userId } = await userWith();
-    await injectFault('GET', '/workflow$', 500);
+    await injectFault('GET', '/workflow-summary$', 500);
     const el = await fixture<ForgeWorkflowList>(
       html`<forge-workflow-list api-base=${faultyBase} token-url=${tokenUrl(userId)}></forge-workflow-list>`,
     );

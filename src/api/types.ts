@@ -52,6 +52,33 @@ export interface ParentWorkflow {
   blocks: Block[];
 }
 
+/** Extension: what `<forge-workflow-list>` shows of an integration. */
+export interface IntegrationSummary {
+  name: string;
+  displayName: string;
+  /** URL of an image. */
+  icon: string;
+}
+
+/**
+ * Extension: a parent workflow as `<forge-workflow-list>` shows it, from `GET /workflow-summary`:
+ * its integrations by name, its blocks by id and name (a run's steps are named from them).
+ */
+export interface WorkflowSummary {
+  workflowId: string;
+  name: string;
+  description?: string;
+  /** Names of entries in the answer's `integrations`. */
+  integrations: string[];
+  blocks: Array<{ id: string; name: string }>;
+}
+
+/** Extension: `GET /workflow-summary`'s answer; each integration the workflows use appears once. */
+export interface WorkflowSummaries {
+  workflows: WorkflowSummary[];
+  integrations: IntegrationSummary[];
+}
+
 export interface User {
   _id: string;
   email: string;

@@ -8,10 +8,7 @@ export function healthView(c: RowContext, id: string, name: string, row: Install
   const { t, locale, actions } = c;
   const { lastRun, failure, failedLast24h, nextRunAt } = row.health;
   const state = !lastRun ? 'waiting' : failure ? 'failed' : 'ok';
-  const app = failure?.integration
-    ? (c.offers.flatMap((offer) => offer.parent.integrations).find((i) => i.name === failure.integration)
-        ?.displayName ?? failure.integration)
-    : '';
+  const app = failure?.integration ? (c.integrations.get(failure.integration)?.displayName ?? failure.integration) : '';
   const open = c.expanded.has(id);
   let fix: unknown = nothing;
   if (failure?.kind === 'connection' && app) {

@@ -3,7 +3,7 @@ import type { Plural } from '../internal/localize.js';
 import { safeIconUrl } from '../theme.js';
 import { healthView } from './health.js';
 import type { RunDetails } from './run-details.js';
-import type { Installed, Offer } from './state.js';
+import type { Installed, Listing, Offer } from './state.js';
 import type { WorkflowListStrings } from './strings.js';
 
 /** What the user can do in a row; the element answers each. */
@@ -18,8 +18,8 @@ export interface RowContext {
   t: WorkflowListStrings;
   locale: string;
   plural: Plural;
-  /** Every row of the load, filtered or not: a failure names its app from them. */
-  offers: Offer[];
+  /** The integrations of the load's rows by name, filtered or not: a failure names its app from them. */
+  integrations: Listing['integrations'];
   /** The user's child workflows by parent id. */
   installed: ReadonlyMap<string, Installed>;
   /** Why a row's last action failed, by parent id. */
@@ -49,7 +49,8 @@ export function rowView(
     aria-setsize=${total ?? nothing}
   >
     <span class="icons" part="icons">
-      ${integrations.map(({ displayName: name, icon }) => {
+      ${integrations.map((integration) => {
+        const { displayName: name, icon } = c.integrations.get(integration)!;
         const url = safeIconUrl(icon);
         return url
           ? html`<img class="icon" src=${url} alt=${name} title=${name} width="28" height="28" loading="lazy" />`

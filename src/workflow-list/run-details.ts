@@ -157,7 +157,7 @@ export class RunDetails {
   /** `texts`: the list's, which hold any replacements of this view's texts over the English defaults here. */
   render(
     texts: Omit<WorkflowListStrings, keyof RunDetailsStrings>,
-    { id, name, blocks }: { id: string; name: string; blocks: Block[] },
+    { id, name, blocks }: { id: string; name: string; blocks: Pick<Block, 'id' | 'name'>[] },
     locale: string,
     plural: Plural,
   ) {

@@ -1,9 +1,9 @@
-import type { ParentWorkflow, WorkflowHealth } from '../api/types.js';
+import type { IntegrationSummary, WorkflowHealth, WorkflowSummaries, WorkflowSummary } from '../api/types.js';
 import type { Switch } from './switch-queue.js';
 
 /** A parent workflow as its row shows it, prepared once per load so each render stays cheap. */
 export interface Offer {
-  parent: ParentWorkflow;
+  parent: WorkflowSummary;
   /** Lower-case text the filter box searches (name, description, integration names), made when it first searches. */
   haystack?: string;
 }
@@ -37,11 +37,22 @@ export const justInstalled = (workflowId: string, parentId: string): WorkflowHea
  * The rows of a load. Nothing is computed per row until it is needed: a long list renders a few
  * of its rows (icon URLs are checked as rows render) and most lists are never filtered.
  */
-export const offersFrom = (parents: ParentWorkflow[]): Offer[] => parents.map((parent) => ({ parent }));
+export const listingFrom = ({ workflows, integrations }: WorkflowSummaries): Listing => ({
+  offers: workflows.map((parent) => ({ parent })),
+  integrations: new Map(integrations.map((integration) => [integration.name, integration])),
+});
+
+/** A load's rows, and the integrations they use by name (the service describes every one a row names). */
+export interface Listing {
+  offers: Offer[];
+  integrations: ReadonlyMap<string, IntegrationSummary>;
+}
 
 /** Whether a row holds the filter's lower-case `needle`; an empty one holds everywhere. */
-export const matches = (offer: Offer, needle: string): boolean => {
-  const { name, description, integrations } = offer.parent;
-  offer.haystack ??= [name, description, ...integrations.map((i) => i.displayName)].join('\n').toLowerCase();
+export const matches = (offer: Offer, needle: string, integrations: Listing['integrations']): boolean => {
+  const { name, description, integrations: names } = offer.parent;
+  offer.haystack ??= [name, description, ...names.map((n) => integrations.get(n)!.displayName)]
+    .join('\n')
+    .toLowerCase();
   return offer.haystack.includes(needle);
 };

@@ -20,7 +20,15 @@ import { emptyView, loadErrorView, loadingView } from './messages.js';
 import { type RowActions, type RowContext, rowView } from './row.js';
 import { RowWindow } from './row-window.js';
 import type { RunDetails } from './run-details.js';
-import { type Installed, installedFrom, justInstalled, matches, type Offer, offersFrom } from './state.js';
+import {
+  type Installed,
+  installedFrom,
+  justInstalled,
+  type Listing,
+  listingFrom,
+  matches,
+  type Offer,
+} from './state.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
 import { choose, syncSwitch } from './switch-queue.js';
 import { workflowListStyles } from './workflow-list.styles.js';
@@ -160,13 +168,13 @@ export class ForgeWorkflowList extends ForgeElement {
     args: () => [this.apiBase, this.tokenUrl, this.tokenProvider, this.integration] as const,
     task: async ([, , , integration], { signal }) => {
       const client = await this.#connection.ready(signal);
-      const [parents, health] = await Promise.all([
-        client.listWorkflows({ integration }, { signal }),
+      const [summaries, health] = await Promise.all([
+        client.listWorkflowSummaries({ integration }, { signal }),
         client.getWorkflowHealth({ signal }),
       ]);
       this.#applyHealth(health);
       this.#rowErrors.clear();
-      return offersFrom(parents);
+      return listingFrom(summaries);
     },
     onError: (error) => {
       if (!isAbort(error)) reportError(this, error, 'load-failed');
@@ -350,12 +358,12 @@ export class ForgeWorkflowList extends ForgeElement {
   }
 
   /** The rows of a long list that are near the viewport (see RowWindow), with spacers for the rest. */
-  #renderRows(offers: Offer[], shown: Offer[]) {
+  #renderRows({ integrations }: Listing, shown: Offer[]) {
     const context: RowContext = {
       t: this.#text,
       locale: this.#localize.locale,
       plural: this.#localize.plural,
-      offers,
+      integrations,
       installed: this.#installed,
       rowErrors: this.#rowErrors,
       expanded: this.#expanded,
@@ -390,7 +398,8 @@ export class ForgeWorkflowList extends ForgeElement {
 
   override render() {
     const t = this.#text;
-    const { status, value: offers, error } = this.#loadTask;
+    const { status, value: listing, error } = this.#loadTask;
+    const offers = listing?.offers;
     const pending = status === TaskStatus.PENDING;
     // A reload after a failure keeps the failure (and its retry button) on screen until it
     // answers, rather than flashing the skeleton.
@@ -398,7 +407,7 @@ export class ForgeWorkflowList extends ForgeElement {
     // Only a filter box on screen filters: a list that shrank below the threshold shows all.
     const filtering = offers && offers.length > this.filterThreshold;
     const needle = filtering ? this.#filter.trim().toLowerCase() : '';
-    const shown = needle ? offers!.filter((offer) => matches(offer, needle)) : offers;
+    const shown = needle ? offers!.filter((offer) => matches(offer, needle, listing!.integrations)) : offers;
     let content: unknown;
     if (failed) {
       content = loadErrorView(t, (error as Error).message, pending, this.#handleRetry);
@@ -436,7 +445,7 @@ export class ForgeWorkflowList extends ForgeElement {
               @focusin=${this.#handleFocusIn}
               @focusout=${this.#handleFocusOut}
             >
-              ${this.#renderRows(offers, shown!)}
+              ${this.#renderRows(listing!, shown!)}
             </ul>`
           : html`<p class="message muted">${t.noMatches(this.#filter.trim())}</p>`
       }`;

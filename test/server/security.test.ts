@@ -115,6 +115,7 @@ describe('the route table', () => {
       'GET /user/:userId',
       'GET /workflow',
       'GET /workflow-health',
+      'GET /workflow-summary',
       'GET /workflow/:workflowId',
       'GET /workflow/:workflowId/errors',
       'GET /workflow/:workflowId/logs',
