@@ -85,6 +85,10 @@ const parameterValues = fc.record(
 );
 
 const now = (request: Request) => async () => request;
+/** No query, a catalog integration or any string: what `?integration=` of the catalog reads takes. */
+const integrationFilter = fc
+  .option(fc.oneof(fc.constantFrom(...demoCatalog.integrations.map((i) => i.name)), fc.string()), { nil: undefined })
+  .map((integration) => now({ params: {}, query: integration === undefined ? {} : { integration } }));
 
 // State some valid requests need ------------------------------------------------------------
 
@@ -122,12 +126,13 @@ const withUnknownChild = unknownId.map((workflowId) => ({ params: { workflowId }
 const SPECS: Record<string, Spec> = {
   'GET /workflow': {
     queryKeys: ['integration'],
-    valid: fc
-      .option(fc.oneof(fc.constantFrom(...demoCatalog.integrations.map((i) => i.name)), fc.string()), {
-        nil: undefined,
-      })
-      .map((integration) => now({ params: {}, query: integration === undefined ? {} : { integration } })),
+    valid: integrationFilter,
     invalid: fc.constant({ params: {}, credential: 'not-a-credential' }),
+  },
+  'GET /workflow-summary': {
+    queryKeys: ['integration'],
+    valid: integrationFilter,
+    invalid: fc.constant({ params: {}, credential: '' }),
   },
   'GET /workflow/:workflowId': {
     valid: fc.constant(now({ params: child() })),
