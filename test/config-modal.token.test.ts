@@ -2,8 +2,10 @@ import { expect, fixture, html } from '@open-wc/testing';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   button,
+  byPart,
   byRole,
   childrenOf,
+  connectAccounts,
   connectedCount,
   fill,
   integrationRow,
@@ -48,6 +50,59 @@ describe('<forge-config-modal> user token', () => {
     await el.show();
     await untilPart(el, 'integration');
     expect(issued).to.have.length(2);
+  });
+
+  it('reads a repeat open beside its new token, and shows it only once that token has come', async () => {
+    const userId = await createUser();
+    let hold = false;
+    let release: (() => void) | undefined;
+    const provider = async () => {
+      const token = await userToken(userId);
+      if (hold) await new Promise<void>((resolve) => (release = resolve));
+      return token;
+    };
+    const el = await modalWithProvider(provider);
+    await el.show();
+    await untilPart(el, 'integration');
+    await el.hide();
+
+    const { apiBase } = await serviceInfo();
+    const setupReads: string[] = [];
+    const realFetch = window.fetch;
+    window.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+      const { url } = new Request(input, init);
+      if (url.startsWith(`${apiBase}/forge/2021-12/setup`)) setupReads.push(url);
+      return realFetch(input, init);
+    };
+    try {
+      hold = true;
+      const shown = el.show();
+      await waitUntil(() => setupReads.length === 1 && release, 'GET /setup while the new token is on its way');
+      await untilPart(el, 'body');
+      expect(byPart(el.shadowRoot!, 'integration'), 'shown before its new token came').to.equal(null);
+      release!();
+      await shown;
+      await untilPart(el, 'integration');
+    } finally {
+      window.fetch = realFetch;
+    }
+    expect(setupReads, 'one read per open').to.have.length(1);
+  });
+
+  it('reads again with the new token when it names another user than the one in hand', async () => {
+    const first = await createUser();
+    await connectAccounts(first, ['stripe']);
+    const second = await createUser();
+    let calls = 0;
+    const el = await modalWithProvider(() => userToken(++calls === 1 ? first : second));
+    await el.show();
+    await untilPart(el, 'integration');
+    expect(connectedCount(el), "the first user's account").to.equal(1);
+    await el.hide();
+    // The token endpoint now answers for another user, as a host's does after a sign-in.
+    await el.show();
+    await untilPart(el, 'integration');
+    expect(connectedCount(el), "the second user's accounts, never the first's").to.equal(0);
   });
 
   it('shares one token fetch between modals opened at the same time', async () => {

@@ -218,17 +218,22 @@ export class ForgeConfigModal extends ForgeModalDialog {
       if (!workflowId && !integration) {
         throw new ConfigError(`Set workflow-id or integration on <${this.localName}> to say what to set up.`);
       }
-      // A fresh token first (the service wants one per display of the modal), then everything
-      // else in one request: the offer, the user's copies of it and the connected accounts.
-      await this.#connection.freshToken();
-      const setup = await client
-        .getSetup(workflowId ? { workflowId } : { integration }, { signal })
-        .catch((error: ForgeApiError) => {
+      // Everything the open shows comes in one request: the offer, the user's copies of it and
+      // the connected accounts.
+      const read = () =>
+        client.getSetup(workflowId ? { workflowId } : { integration }, { signal }).catch((error: ForgeApiError) => {
           // The only 404 of GET /setup: a parent id that is not (or no longer) on offer.
           throw error.status === 404
             ? new ForgeError('load-failed', this.#text.workflowNotOffered(workflowId), 404)
             : error;
         });
+      // A new token for every open (the service's rule). With one still in hand the read need
+      // not wait for it: both go out at once and the open shows when both have answered. If the
+      // new token names another user (a token endpoint that answers for whoever is signed in
+      // now), what the old one read is dropped and read again with the new one.
+      const inHand = this.#connection.tokenInHand();
+      const [fresh, early] = await Promise.all([this.#connection.freshToken(), inHand && read()]);
+      const setup = early && fresh.userId === inHand?.userId ? early : await read();
       return loadedFrom(setup, { workflowId, integration });
     } catch (error) {
       if (!signal.aborted) {

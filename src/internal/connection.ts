@@ -113,6 +113,11 @@ export class Connection implements ReactiveController {
     return this.#tokenSource().current();
   }
 
+  /** The user token in hand while it is not due for refresh; nothing is fetched. */
+  tokenInHand(): UserToken | undefined {
+    return this.#tokenSource().inHand;
+  }
+
   /** A token fetched now (the service wants one per display of the modal). */
   freshToken(): Promise<UserToken> {
     return this.#tokenSource().fresh();

@@ -165,9 +165,15 @@ export class TokenSource {
     return this.#inFlight;
   }
 
+  /** The held token until it is due for refresh; nothing is fetched. */
+  get inHand(): UserToken | undefined {
+    return this.#clock.now() < this.#refreshAt ? this.#token : undefined;
+  }
+
   /** The held token until it is due for refresh, else a fresh one. */
   current(): Promise<UserToken> {
-    return this.#token && this.#clock.now() < this.#refreshAt ? Promise.resolve(this.#token) : this.fresh();
+    const token = this.inHand;
+    return token ? Promise.resolve(token) : this.fresh();
   }
 
   /** `keeper` wants the token kept fresh (or no longer); the timer runs while anyone does. */
