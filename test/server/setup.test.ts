@@ -15,6 +15,7 @@ import {
   demoCatalog,
   FOREIGN_ORIGIN,
   sample,
+  sampleIntegration,
   TestService,
   unknownId,
   withWorkflowSwitchedOff,
@@ -27,10 +28,8 @@ before(async () => {
 after(() => forge.close());
 
 const { parent, variablesBlock, text } = sample;
-/** An integration of the sample parent, and a parent that does not use it. */
-const integration = parent.integrations.find((name) =>
-  demoCatalog.workflows.some((w) => !w.integrations.includes(name)),
-)!;
+const integration = sampleIntegration;
+/** A parent that does not use it. */
 const unrelated = demoCatalog.workflows.find((w) => !w.integrations.includes(integration))!;
 
 const setup = (token: string, search: string) => forge.asUser(token, 'GET', `/setup?${search}`);

@@ -82,6 +82,11 @@ export const sample = (() => {
 /** Another parent of the catalog, for users with more than one workflow. */
 export const otherParent = demoCatalog.workflows.find((w) => w.workflowId !== sample.parent.workflowId)!;
 
+/** An integration of the sample parent that some other parent does not use: a filter that keeps some and drops some. */
+export const sampleIntegration = sample.parent.integrations.find((name) =>
+  demoCatalog.workflows.some((w) => !w.integrations.includes(name)),
+)!;
+
 // Requests -------------------------------------------------------------------------------
 
 export interface Answer {

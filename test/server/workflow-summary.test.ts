@@ -15,6 +15,7 @@ import {
   demoCatalog,
   FOREIGN_ORIGIN,
   sample,
+  sampleIntegration,
   TestService,
   withWorkflowSwitchedOff,
 } from './support.js';
@@ -26,10 +27,7 @@ before(async () => {
 after(() => forge.close());
 
 const { parent } = sample;
-/** An integration of the sample parent that some other workflow does not use. */
-const integration = parent.integrations.find((name) =>
-  demoCatalog.workflows.some((w) => !w.integrations.includes(name)),
-)!;
+const integration = sampleIntegration;
 
 const summary = (token: string, search = '') => forge.asUser(token, 'GET', `/workflow-summary${search}`);
 
