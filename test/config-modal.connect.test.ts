@@ -62,7 +62,7 @@ describe('<forge-config-modal> connect step', () => {
     expect(retry.textContent!.trim()).to.equal('Try again');
     retry.click();
     await consentInPopup('allow');
-    await waitUntil(() => saysConnected(row(el, 'Slack')), 'Slack connects', { timeout: 10_000 });
+    await waitUntil(() => saysConnected(row(el, 'Slack')), 'Slack connects');
     // The popup's grant became a credential because this page confirmed it with the user's token.
     const confirmations = performance
       .getEntriesByType('resource')

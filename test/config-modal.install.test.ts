@@ -45,9 +45,7 @@ describe('<forge-config-modal> install', () => {
     // Slack: the popup opens at once; the test presses Allow on the local consent page in it.
     (await untilButton(el, 'Connect')).click();
     await consentInPopup('allow');
-    await waitUntil(() => connectedCount(el) === 2, 'Slack connects', {
-      timeout: 10_000,
-    });
+    await waitUntil(() => connectedCount(el) === 2, 'Slack connects');
     expect(visibleText(el)).not.to.include('Not connected');
 
     (await untilButton(el, 'Continue')).click();

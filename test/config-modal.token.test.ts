@@ -148,9 +148,7 @@ describe('<forge-config-modal> user token', () => {
       await waitUntil(() => connectedCount(el) === 1);
       (await untilButton(el, 'Connect')).click();
       popupUrl = await consentInPopup('allow');
-      await waitUntil(() => connectedCount(el) === 2, 'Slack connects', {
-        timeout: 10_000,
-      });
+      await waitUntil(() => connectedCount(el) === 2, 'Slack connects');
       button(el, 'Continue')!.click();
       (await untilButton(el, 'Enable workflow')).click();
       await untilButton(el, 'Done');

@@ -33,7 +33,7 @@ async function listIn(lang: string | undefined, userId: string) {
   </div>`);
   if (lang === undefined) wrapper.removeAttribute('lang');
   const el = wrapper.querySelector<ForgeWorkflowList>('forge-workflow-list')!;
-  await waitUntil(() => byPart(el.shadowRoot!, 'list'), 'the list loads', { timeout: 10_000 });
+  await waitUntil(() => byPart(el.shadowRoot!, 'list'), 'the list loads');
   return el;
 }
 
@@ -69,7 +69,6 @@ describe('localization', () => {
     await waitUntil(
       () => byRole(modal.shadowRoot!, 'heading')?.textContent?.includes('aktivieren'),
       `the title is German: ${byRole(modal.shadowRoot!, 'heading')?.textContent}`,
-      { timeout: 10_000 },
     );
     await modal.hide();
   });

@@ -35,7 +35,7 @@ async function renderList(userId: string): Promise<ForgeWorkflowList> {
   );
   // As long as the suite's other waits for the service: one second is too short while three
   // engines share two cores.
-  await waitUntil(() => byPart(el.shadowRoot!, 'list'), 'the list did not load', { timeout: 10_000 });
+  await waitUntil(() => byPart(el.shadowRoot!, 'list'), 'the list did not load');
   return el;
 }
 

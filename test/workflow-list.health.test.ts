@@ -219,14 +219,14 @@ describe('<forge-workflow-list> run health', () => {
     };
     try {
       const { el } = await renderList(userId, 0.2);
-      await waitUntil(() => healthReads.length >= 3, 'refreshes on the interval while visible', { timeout: 10_000 });
+      await waitUntil(() => healthReads.length >= 3, 'refreshes on the interval while visible');
       visibility('hidden');
       const whileVisible = healthReads.length;
       await aTimeout(1000);
       expect(healthReads.length).to.equal(whileVisible, 'no request while hidden');
       el.refreshInterval = 0;
       visibility('visible');
-      await waitUntil(() => healthReads.length === whileVisible + 1, 'one read on return', { timeout: 10_000 });
+      await waitUntil(() => healthReads.length === whileVisible + 1, 'one read on return');
       await aTimeout(600);
       expect(healthReads).to.not.include('hidden');
       expect(healthReads.length).to.equal(whileVisible + 1, 'refresh-interval="0": only on load and on return');

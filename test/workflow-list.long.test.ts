@@ -23,7 +23,7 @@ async function longList(): Promise<ForgeWorkflowList> {
     api-base=${apiBase}
     .tokenProvider=${() => forge<string>('longToken', { userId })}
   ></forge-workflow-list>`);
-  await waitUntil(() => rowsOf(list).length > 0, 'the long list never showed its rows', { timeout: 10_000 });
+  await waitUntil(() => rowsOf(list).length > 0, 'the long list never showed its rows');
   return list;
 }
 
@@ -43,14 +43,10 @@ describe('<forge-workflow-list> with hundreds of workflows', () => {
 
   it('shows the last workflow once the page is scrolled to the end', async () => {
     const list = await longList();
-    await waitUntil(
-      () => {
-        window.scrollTo(0, document.documentElement.scrollHeight);
-        return rowsOf(list).some((row) => placeOf(row) === total);
-      },
-      'the last workflow never showed',
-      { timeout: 10_000 },
-    );
+    await waitUntil(() => {
+      window.scrollTo(0, document.documentElement.scrollHeight);
+      return rowsOf(list).some((row) => placeOf(row) === total);
+    }, 'the last workflow never showed');
     const last = rowsOf(list).find((row) => placeOf(row) === total)!;
     expect(last.textContent).to.contain(`Long list workflow ${total}`);
   });

@@ -30,7 +30,7 @@ describe('the CDN bundle in a plain page', () => {
     const control = await switchIn(list);
     expect(control.checked).to.equal(true);
     control.click();
-    await waitUntil(() => toggles.length === 1, 'forge-toggle never reached the document', { timeout: 10_000 });
+    await waitUntil(() => toggles.length === 1, 'forge-toggle never reached the document');
     expect(toggles[0]).to.deep.equal({ workflowId, active: false });
     container.remove();
   });

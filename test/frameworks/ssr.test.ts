@@ -77,9 +77,7 @@ describe('React 19 server rendering, hydrated', () => {
       const wrappedModal = container.querySelector<ForgeConfigModal>('#wrapped forge-config-modal')!;
       const directList = container.querySelector<ForgeWorkflowList>('#direct forge-workflow-list')!;
       const directModal = container.querySelector<ForgeConfigModal>('#direct forge-config-modal')!;
-      await waitUntil(() => wrappedList.tokenProvider === tokenProvider, 'hydration never set the wrapper’s props', {
-        timeout: 10_000,
-      });
+      await waitUntil(() => wrappedList.tokenProvider === tokenProvider, 'hydration never set the wrapper’s props');
 
       // Through the wrappers: properties, objects and functions included, and handlers.
       expect(wrappedList.apiBase).to.equal(apiBase);
@@ -87,9 +85,7 @@ describe('React 19 server rendering, hydrated', () => {
       expect(wrappedModal.strings).to.equal(modalStrings);
       expect(wrappedModal.workflowId).to.equal(STRIPE_TO_SLACK);
       (await switchIn(wrappedList)).click();
-      await waitUntil(() => calls.includes('wrapped onToggle'), 'the wrapper’s onForgeToggle was never called', {
-        timeout: 10_000,
-      });
+      await waitUntil(() => calls.includes('wrapped onToggle'), 'the wrapper’s onForgeToggle was never called');
       expect(toggles).to.deep.equal([{ workflowId, active: false }]);
       expect(wrappedList.shadowRoot!.textContent).to.not.include('Set token-url');
       await wrappedModal.show();
@@ -109,7 +105,7 @@ describe('React 19 server rendering, hydrated', () => {
       directList.addEventListener('forge-toggle', (event) => directToggles.push(event.detail));
       // It works on its token-url, and reports to a listener the page adds itself.
       (await switchIn(directList)).click();
-      await waitUntil(() => directToggles.length === 1, 'the list used directly never toggled', { timeout: 10_000 });
+      await waitUntil(() => directToggles.length === 1, 'the list used directly never toggled');
       let shown = 0;
       directModal.addEventListener('forge-after-show', () => shown++);
       await directModal.show();

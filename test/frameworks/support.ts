@@ -1,8 +1,9 @@
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import type { ForgeEventDetails } from '../../src/events.js';
 import type { ForgeWorkflowList } from '../../src/workflow-list/workflow-list.js';
 import { serviceInfo, tokenUrl, userToken } from '../support/forge.js';
+import { waitUntil } from '../support/wait.js';
 
 /** A new user with one enabled workflow ("Post new Stripe payments to Slack"), made on the server side. */
 export const installedWorkflow = () =>
@@ -22,7 +23,7 @@ export type ToggleDetail = ForgeEventDetails['forge-toggle'];
 /** What `find` answers once it answers something, within ten seconds. */
 export async function eventually<T>(find: () => T | null | undefined, message: string): Promise<T> {
   let found: T | null | undefined;
-  await waitUntil(() => (found = find()) != null, message, { timeout: 10_000 });
+  await waitUntil(() => (found = find()) != null, message);
   return found!;
 }
 
@@ -77,7 +78,7 @@ export async function expectBound(
   expect(list.shadowRoot!.textContent).to.include('Switch on');
   control.click();
   // A switch waits for the service: as long as the suite's other waits for it.
-  await waitUntil(() => bindings.toggles.length === 1, `${handler} was never called`, { timeout: 10_000 });
+  await waitUntil(() => bindings.toggles.length === 1, `${handler} was never called`);
   expect(bindings.toggles[0]).to.deep.equal({ workflowId: bindings.workflowId, active: false });
 }
 

@@ -1,4 +1,4 @@
-import { waitUntil } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 
 /**
  * Finds things inside an element's shadow root the way a user (or assistive technology) does:
@@ -110,9 +110,7 @@ export class Harness {
   /** Waits (ten seconds at most) until `find` answers something; answers it. */
   async until<T>(find: () => T | null | undefined | false, what: string): Promise<T> {
     let found: T | null | undefined | false;
-    await waitUntil(() => (found = find()), `${what} never showed; the element shows: ${this.text()}`, {
-      timeout: 10_000,
-    });
+    await waitUntil(() => (found = find()), `${what} never showed; the element shows: ${this.text()}`);
     return found as T;
   }
 }
