@@ -2,6 +2,7 @@
 // the sandbox the demo workflows call (when it is built), and the demo host app, and prints the
 // URL to open. Ctrl-C stops all of them. PORT changes the demo's port (default 8000),
 // FORGE_PORT the service's (default 4010), SANDBOX_PORT the sandbox's (default 4011).
+import './node-version.mjs';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,6 @@
 // Runs every test suite (the service's node tests, then the browser tests in every engine) and
 // ends with one line `N passed, N failed` over all of them. Exits non-zero when anything failed.
+import './node-version.mjs';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
