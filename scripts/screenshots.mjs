@@ -44,7 +44,7 @@ for (const [integration, accessToken] of [
   ['mailchimp', 'mailchimp-token'],
   ['stripe', 'stripe-token'],
 ]) {
-  await service.store.saveCredential(userId, integration, service.secrets.seal({ kind: 'oauth2', accessToken }));
+  await service.store.credentials.save(userId, integration, service.secrets.seal({ kind: 'oauth2', accessToken }));
 }
 const install = async (parentId, variables) =>
   (await api('POST', `/workflow/${parentId}/install`, variables ? { variables } : {}, token)).workflowId;

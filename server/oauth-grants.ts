@@ -31,7 +31,7 @@ export interface Flow {
 
 /** Uses the authorize link up: answers its flow the first time only. */
 export async function openAuthorizeLink(store: Store, state: string): Promise<Flow | undefined> {
-  return (await store.markOAuthStateOpened(state)) ? store.getOAuthState(state) : undefined;
+  return (await store.oauth.markStateOpened(state)) ? store.oauth.getState(state) : undefined;
 }
 
 /**
@@ -46,7 +46,7 @@ export async function holdGrant(
   ttlMs = PENDING_GRANT_TTL_MS,
 ): Promise<string> {
   const confirmation = randomBytes(32).toString('base64url');
-  await store.createPendingGrant({
+  await store.oauth.createPendingGrant({
     hash: hash(confirmation),
     userId: flow.userId,
     integration: flow.integration,
@@ -68,7 +68,7 @@ export async function confirmGrant(
   expected: { userId: string; integration: string; origin: string | undefined },
 ): Promise<string | undefined> {
   return store.transaction(async (tx) => {
-    const pending = await tx.takePendingGrant(hash(confirmation));
+    const pending = await tx.oauth.takePendingGrant(hash(confirmation));
     if (
       !pending ||
       pending.expiresAt < Date.now() ||
@@ -78,6 +78,6 @@ export async function confirmGrant(
     ) {
       return undefined;
     }
-    return tx.saveCredential(pending.userId, pending.integration, pending.sealedGrant);
+    return tx.credentials.save(pending.userId, pending.integration, pending.sealedGrant);
   });
 }

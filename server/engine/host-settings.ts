@@ -42,7 +42,7 @@ const DEFAULTS: StoredHostSettings = {
 };
 
 export async function loadHostSettings(store: Store): Promise<StoredHostSettings> {
-  const raw = await store.getSetting(SETTINGS_KEY);
+  const raw = await store.settings.get(SETTINGS_KEY);
   if (!raw) return structuredClone(DEFAULTS);
   const parsed = JSON.parse(raw) as StoredHostSettings;
   return { ...DEFAULTS, ...parsed, eventBus: { ...DEFAULTS.eventBus, ...parsed.eventBus } };
@@ -62,8 +62,8 @@ export function activeChannels(settings: StoredHostSettings): Channel[] {
  */
 export async function errorWebhookSecret(store: Store, secrets: SecretBox): Promise<string> {
   const sealed =
-    (await store.getSetting('errorWebhookSecret')) ??
-    (await store.addSetting('errorWebhookSecret', secrets.seal(`whsec_${randomBytes(32).toString('base64url')}`)));
+    (await store.settings.get('errorWebhookSecret')) ??
+    (await store.settings.add('errorWebhookSecret', secrets.seal(`whsec_${randomBytes(32).toString('base64url')}`)));
   return secrets.open<string>(sealed);
 }
 
@@ -126,7 +126,7 @@ export function applyHostSettingsUpdate(
 }
 
 export async function saveHostSettings(store: Store, settings: StoredHostSettings): Promise<void> {
-  await store.setSetting(SETTINGS_KEY, JSON.stringify(settings));
+  await store.settings.set(SETTINGS_KEY, JSON.stringify(settings));
 }
 
 function applyEventBus(

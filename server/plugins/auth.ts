@@ -42,7 +42,7 @@ async function authenticate(
       'API keys must stay on your backend; this request came from a browser page. Use a user token there.',
     );
   }
-  if (principal.kind === 'user' && !(await store.getUser(principal.userId))) {
+  if (principal.kind === 'user' && !(await store.users.get(principal.userId))) {
     throw unauthorized('The user of this token no longer exists. Create the user again and fetch a new token.');
   }
   if (access === 'apiKey' && principal.kind !== 'apiKey') {

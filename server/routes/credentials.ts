@@ -51,7 +51,7 @@ export function registerCredentials(
         response: { 200: Type.Object({ data: Type.Array(ConnectedIntegrationSchema) }) },
       },
     },
-    async (request) => ({ data: await store.listCredentials((request.principal as { userId: string }).userId) }),
+    async (request) => ({ data: await store.credentials.list((request.principal as { userId: string }).userId) }),
   );
 
   api.post(
@@ -87,7 +87,7 @@ export function registerCredentials(
       const userId = (request.principal as { userId: string }).userId;
       await limitWrites(userId);
       const sealed = secrets.seal({ kind: 'parameters', values });
-      const connectedAt = await store.saveCredential(userId, integration.name, sealed);
+      const connectedAt = await store.credentials.save(userId, integration.name, sealed);
       return { integration: integration.name, connectedAt };
     },
   );
@@ -122,7 +122,7 @@ export function registerCredentials(
       }
       const userId = (request.principal as { userId: string }).userId;
       rateLimited(await limits.hit('oauth', userId), 'This user started too many sign-in windows.');
-      const { state, expiresAt } = await store.createOAuthState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
+      const { state, expiresAt } = await store.oauth.createState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
       return {
         url: `${baseOf(request)}${API_PREFIX}/oauth/authorize?state=${state}`,
         expiresAt: new Date(expiresAt).toISOString(),
@@ -209,7 +209,7 @@ export function registerCredentials(
     },
     async (request, reply) => {
       const query = request.query as OAuthQuery;
-      const found = await store.takeOAuthState(query.state ?? '');
+      const found = await store.oauth.takeState(query.state ?? '');
       if (!found) return expiredLink(reply);
       const integration = catalog.integrations.get(found.integration);
       let message: OAuthResultMessage;
@@ -290,7 +290,7 @@ export function registerLocalProvider(app: FastifyInstance, { store, catalog }: 
         async (request, reply) => {
           const integration = catalog.integrations.get((request.params as Params).integration);
           const query = request.query as OAuthQuery & Record<string, string>;
-          if (!integration || !(await store.getOAuthState(query.state ?? ''))) return expiredLink(reply);
+          if (!integration || !(await store.oauth.getState(query.state ?? ''))) return expiredLink(reply);
           const search = new URLSearchParams(query).toString();
           const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${search}`;
           return sendPage(
@@ -326,7 +326,7 @@ export function registerLocalProvider(app: FastifyInstance, { store, catalog }: 
           // else would leave the service.
           if (
             !catalog.integrations.get((request.params as Params).integration) ||
-            !(await store.getOAuthState(state)) ||
+            !(await store.oauth.getState(state)) ||
             redirectUri !== `${baseOf(request)}${API_PREFIX}/oauth/callback`
           ) {
             return expiredLink(reply);
@@ -335,7 +335,7 @@ export function registerLocalProvider(app: FastifyInstance, { store, catalog }: 
           const target = new URL(redirectUri);
           if (form.decision === 'allow') {
             const code = randomBytes(16).toString('base64url');
-            await store.setOAuthCode(state, code);
+            await store.oauth.setCode(state, code);
             target.search = new URLSearchParams({ code, state }).toString();
           } else {
             target.search = new URLSearchParams({ error: 'access_denied', state }).toString();

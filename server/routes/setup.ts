@@ -48,13 +48,13 @@ export function registerSetup(api: FastifyInstance, { store, catalog }: ServiceD
       const workflows = workflowId === undefined ? catalog.list(integration) : [catalog.active(workflowId)];
       const offered = new Map(workflows.map((parent) => [parent.workflowId, parent]));
       const base = baseOf(request);
-      const installed = (await store.listChildren(userId))
+      const installed = (await store.children.list(userId))
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));
       const setup: Setup = {
         workflows: workflows.map((parent) => parentView(parent, base)),
         installed,
-        credentials: await store.listCredentials(userId),
+        credentials: await store.credentials.list(userId),
       };
       return setup;
     },

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from './base.js';
+import type { Dialect } from './connection.js';
 import { postgresKysely } from './postgres.js';
 import type { Tables } from './schema.js';
 import { sqliteKysely } from './sqlite.js';

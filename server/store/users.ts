@@ -1,91 +1,58 @@
 import type { User } from 'forge-embed/client';
 import { sql } from 'kysely';
-import { newId, type StoreClass } from './base.js';
+import { type Connection, isTransaction, newId } from './connection.js';
 
-/** The host's users, and the integration credentials each has connected (sealed). */
-export function withUsers<Base extends StoreClass>(base: Base) {
-  return class UserQueries extends base {
-    async createUser(fullName: string, email: string): Promise<string> {
-      const id = newId();
-      await this.db
-        .insertInto('users')
-        .values({ id, email, full_name: fullName, created_at: new Date().toISOString() })
-        .execute();
-      return id;
-    }
+/** The host's users. */
+export class UserRepository {
+  constructor(private readonly connection: Connection) {}
 
-    async listUsers(): Promise<User[]> {
-      return this.db
-        .selectFrom('users')
-        .select(['id as _id', 'email', 'full_name as fullName'])
-        .orderBy('created_at')
-        .orderBy('id')
-        .execute();
-    }
+  async create(fullName: string, email: string): Promise<string> {
+    const id = newId();
+    await this.connection.db
+      .insertInto('users')
+      .values({ id, email, full_name: fullName, created_at: new Date().toISOString() })
+      .execute();
+    return id;
+  }
 
-    async getUser(id: string): Promise<User | undefined> {
-      return this.db
-        .selectFrom('users')
-        .select(['id as _id', 'email', 'full_name as fullName'])
-        .where('id', '=', id)
-        .executeTakeFirst();
-    }
+  async list(): Promise<User[]> {
+    return this.connection.db
+      .selectFrom('users')
+      .select(['id as _id', 'email', 'full_name as fullName'])
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
 
-    async updateUser(id: string, fullName: string, email: string): Promise<boolean> {
-      const result = await this.db
-        .updateTable('users')
-        .set({ full_name: fullName, email })
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return result.numUpdatedRows === 1n;
-    }
+  async get(id: string): Promise<User | undefined> {
+    return this.connection.db
+      .selectFrom('users')
+      .select(['id as _id', 'email', 'full_name as fullName'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
 
-    /**
-     * Removes the user and, through the foreign keys, its workflows, credentials, logs and errors,
-     * for real: on SQLite secure_delete zeroes the freed space, and the write-ahead log, which
-     * still holds earlier copies of the pages, is emptied.
-     */
-    async deleteUser(id: string): Promise<boolean> {
-      const result = await this.db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-      const deleted = result.numDeletedRows === 1n;
-      if (deleted && this.dialect === 'sqlite' && !this.db.isTransaction) {
-        await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(this.db);
-      }
-      return deleted;
-    }
+  async update(id: string, fullName: string, email: string): Promise<boolean> {
+    const result = await this.connection.db
+      .updateTable('users')
+      .set({ full_name: fullName, email })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
+  }
 
-    async saveCredential(userId: string, integration: string, sealedSecret: string): Promise<string> {
-      const connectedAt = new Date().toISOString();
-      await this.db
-        .insertInto('credentials')
-        .values({ user_id: userId, integration, secret: sealedSecret, connected_at: connectedAt })
-        .onConflict((oc) =>
-          oc.columns(['user_id', 'integration']).doUpdateSet({
-            secret: (eb) => eb.ref('excluded.secret'),
-            connected_at: (eb) => eb.ref('excluded.connected_at'),
-          }),
-        )
-        .execute();
-      return connectedAt;
+  /**
+   * Removes the user and, through the foreign keys, its workflows, credentials, logs and errors,
+   * for real: on SQLite secure_delete zeroes the freed space, and the write-ahead log, which
+   * still holds earlier copies of the pages, is emptied.
+   */
+  async delete(id: string): Promise<boolean> {
+    const { db, dialect } = this.connection;
+    const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+    const deleted = result.numDeletedRows === 1n;
+    if (deleted && dialect === 'sqlite' && !isTransaction(this.connection)) {
+      await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);
     }
-
-    async listCredentials(userId: string): Promise<Array<{ integration: string; connectedAt: string }>> {
-      return this.db
-        .selectFrom('credentials')
-        .select(['integration', 'connected_at as connectedAt'])
-        .where('user_id', '=', userId)
-        .orderBy('integration')
-        .execute();
-    }
-
-    async getCredentialSecret(userId: string, integration: string): Promise<string | undefined> {
-      const row = await this.db
-        .selectFrom('credentials')
-        .select('secret')
-        .where('user_id', '=', userId)
-        .where('integration', '=', integration)
-        .executeTakeFirst();
-      return row?.secret;
-    }
-  };
+    return deleted;
+  }
 }

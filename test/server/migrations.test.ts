@@ -195,7 +195,7 @@ describe('migrations', () => {
           ['kept error'],
         );
         // The steps it lacked were applied: an OAuth flow (step 3) starts and is recorded.
-        assert.ok(await forge.store.createOAuthState('u1', 'slack', 'https://app.example', 60_000));
+        assert.ok(await forge.store.oauth.createState('u1', 'slack', 'https://app.example', 60_000));
       } finally {
         await forge.close();
       }

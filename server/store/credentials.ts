@@ -1,0 +1,41 @@
+import type { Connection } from './connection.js';
+
+/** The integration credentials each user has connected, each sealed (server/secrets.ts). */
+export class CredentialRepository {
+  constructor(private readonly connection: Connection) {}
+
+  /** Stores a user's credential for an integration, replacing the one it had; answers when. */
+  async save(userId: string, integration: string, sealedSecret: string): Promise<string> {
+    const connectedAt = new Date().toISOString();
+    await this.connection.db
+      .insertInto('credentials')
+      .values({ user_id: userId, integration, secret: sealedSecret, connected_at: connectedAt })
+      .onConflict((oc) =>
+        oc.columns(['user_id', 'integration']).doUpdateSet({
+          secret: (eb) => eb.ref('excluded.secret'),
+          connected_at: (eb) => eb.ref('excluded.connected_at'),
+        }),
+      )
+      .execute();
+    return connectedAt;
+  }
+
+  async list(userId: string): Promise<Array<{ integration: string; connectedAt: string }>> {
+    return this.connection.db
+      .selectFrom('credentials')
+      .select(['integration', 'connected_at as connectedAt'])
+      .where('user_id', '=', userId)
+      .orderBy('integration')
+      .execute();
+  }
+
+  async getSecret(userId: string, integration: string): Promise<string | undefined> {
+    const row = await this.connection.db
+      .selectFrom('credentials')
+      .select('secret')
+      .where('user_id', '=', userId)
+      .where('integration', '=', integration)
+      .executeTakeFirst();
+    return row?.secret;
+  }
+}
