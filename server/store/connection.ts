@@ -4,14 +4,6 @@ import type { Tables } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
-/** Ids in the style of the records the service interface shows (`_id`, `__v`): 24 hex digits. */
-export function newId(): string {
-  const time = Math.floor(Date.now() / 1000)
-    .toString(16)
-    .padStart(8, '0');
-  return time + randomBytes(8).toString('hex');
-}
-
 /** The query builder over the whole database, or over one transaction of it. */
 export type Handle = Kysely<Tables>;
 /** The query builder of one transaction: a query given one is part of that transaction. */
@@ -41,3 +33,11 @@ export function inTransaction<T>(
 
 export const isTransaction = (connection: Connection): connection is Connection<TransactionHandle> =>
   connection.db.isTransaction;
+
+/** Ids in the style of the records the service interface shows (`_id`, `__v`): 24 hex digits. */
+export function newId(): string {
+  const time = Math.floor(Date.now() / 1000)
+    .toString(16)
+    .padStart(8, '0');
+  return time + randomBytes(8).toString('hex');
+}
