@@ -93,3 +93,16 @@ test('a child is read with a page of its log, and without one when the page is p
     ]);
     assert.equal(await store.logs.getChildWithExecutions('no-such-child', 1, 2, 'desc'), undefined);
   }));
+
+test('a read for update is offered only on a store bound to a transaction', () =>
+  withStore(async (store) => {
+    const userId = await store.users.create('Ada', 'ada@example.com');
+    const child = await store.children.create(userId, 'parent', {});
+    // Checked by the compiler (npm run typecheck): outside a transaction there is nothing to lock for.
+    const outside = () =>
+      // @ts-expect-error: getForUpdate needs `this` to be a ChildRepository over a Transaction.
+      store.children.getForUpdate(child.id);
+    assert.equal(typeof outside, 'function');
+    const locked = await store.transaction((tx) => tx.children.getForUpdate(child.id));
+    assert.equal(locked?.id, child.id);
+  }));
