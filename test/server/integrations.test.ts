@@ -179,7 +179,7 @@ describe('what the elements read never carries auth or api', () => {
 
   test('GET /workflow, /workflow-summary and /setup', async () => {
     const { token } = await service.newUser();
-    for (const path of ['/workflow', '/workflow-summary', '/setup?integration=keyco']) {
+    for (const path of ['/workflow', '/workflow-summary', '/setup?workflowId=wf-both', '/setup?integration=keyco']) {
       const answer = await service.asUser(token, 'GET', path);
       assert.equal(answer.status, 200, `${path}: ${answer.text}`);
       for (const secret of [
