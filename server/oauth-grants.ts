@@ -66,6 +66,7 @@ export async function confirmGrant(
   store: Store,
   confirmation: string,
   expected: { userId: string; integration: string; origin: string | undefined },
+  accountOf: (sealedGrant: string) => string | null = () => null,
 ): Promise<string | undefined> {
   return store.transaction(async (tx) => {
     const pending = await tx.takePendingGrant(hash(confirmation));
@@ -78,6 +79,6 @@ export async function confirmGrant(
     ) {
       return undefined;
     }
-    return tx.saveCredential(pending.userId, pending.integration, pending.sealedGrant);
+    return tx.saveCredential(pending.userId, pending.integration, pending.sealedGrant, accountOf(pending.sealedGrant));
   });
 }
