@@ -30,7 +30,10 @@ export interface Flow {
 }
 
 /** Uses the authorize link up: answers its flow the first time only. */
-export async function openAuthorizeLink(store: Store, state: string): Promise<Flow | undefined> {
+export async function openAuthorizeLink(
+  store: Store,
+  state: string,
+): Promise<(Flow & { sealedFlow: string | null }) | undefined> {
   return (await store.markOAuthStateOpened(state)) ? store.getOAuthState(state) : undefined;
 }
 
