@@ -3,9 +3,10 @@ import { hostname } from 'node:os';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
-import type { Clock } from './clock.js';
+import { type Clock, systemClock } from './clock.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
+import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
 import { MAX_BODY_BYTES } from './http.js';
 import { DEMO_CATALOG } from './paths.js';
 import auth from './plugins/auth.js';
@@ -69,6 +70,8 @@ export interface ServiceOptions {
   allowPrivateWebhooks?: boolean;
   /** Limits per action (token, credentials, oauth, webhook); the defaults are generous. */
   rateLimits?: RateLimits;
+  /** How long the error webhook's previous secret still signs after a rotation, in ms. Default 24 hours. */
+  webhookSecretGraceMs?: number;
   /** How long an OAuth grant waits for the element's confirmation, in ms. Default 5 minutes. */
   oauthGrantTtlMs?: number;
   /**
@@ -132,6 +135,8 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
     limits: new RateLimiter(store, options.rateLimits, options.clock),
     oauthGrantTtlMs: options.oauthGrantTtlMs,
+    clock: options.clock ?? systemClock,
+    webhookSecretGraceMs: options.webhookSecretGraceMs ?? DEFAULT_WEBHOOK_SECRET_GRACE_MS,
     publicUrl: options.publicUrl === undefined ? undefined : checkPublicUrl(options.publicUrl),
     env: options.env ?? process.env,
     log: options.log ?? (() => {}),

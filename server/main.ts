@@ -25,8 +25,8 @@ Usage: forge-service [--port 4010] [--db forge.db | :memory: | postgres://…] [
   --sandbox-port             also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
   --public-url               the service's public origin, e.g. https://forge.example.com (see FORGE_PUBLIC_URL)
   --allow-private-webhooks   let the error webhook point at loopback and private addresses (refused by default)
-  --rate-limits              e.g. token=120/60,credentials=30/60,oauth=30/60,webhook=600/60 (uses per seconds, per
-                             user; per workflow for webhooks), or action=off; these are the defaults
+  --rate-limits              e.g. token=120/60,credentials=30/60,oauth=30/60,webhook=600/60,user=600/60 (uses per seconds, per
+                             user; per workflow for webhooks, per API key for user), or action=off; the defaults
 
 Environment:
   DATABASE_URL           as --db (the option wins); e.g. a PostgreSQL URL

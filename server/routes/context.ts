@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AuthKeys } from '../auth.js';
 import type { Catalog } from '../catalog/catalog.js';
+import type { Clock } from '../clock.js';
 import { originOfHost } from '../http.js';
 import type { RateLimiter } from '../rate-limit.js';
 import type { SecretBox } from '../secrets.js';
@@ -19,6 +20,10 @@ export interface ServiceDeps {
   allowPrivateWebhooks: boolean;
   limits: RateLimiter;
   oauthGrantTtlMs: number | undefined;
+  /** What "now" is (server/clock.ts). */
+  clock: Clock;
+  /** How long the error webhook's previous secret signs beside the new one after a rotation. */
+  webhookSecretGraceMs: number;
   /**
    * The service's public origin (FORGE_PUBLIC_URL): OAuth redirect URIs are made from it, never
    * from a request's Host header. Undefined: http://localhost:<port>.
