@@ -4,16 +4,33 @@ import type { Connection } from './connection.js';
 export class CredentialRepository {
   constructor(private readonly connection: Connection) {}
 
-  /** Stores a user's credential for an integration, replacing the one it had; answers when. */
-  async save(userId: string, integration: string, sealedSecret: string): Promise<string> {
+  /**
+   * Stores a user's connection to an integration, replacing the one it had; answers when. It is
+   * `connected` from now on, whatever the one it replaces was.
+   */
+  async save(
+    userId: string,
+    integration: string,
+    sealedSecret: string,
+    account: string | null = null,
+  ): Promise<string> {
     const connectedAt = new Date().toISOString();
     await this.connection.db
       .insertInto('credentials')
-      .values({ user_id: userId, integration, secret: sealedSecret, connected_at: connectedAt })
+      .values({
+        user_id: userId,
+        integration,
+        secret: sealedSecret,
+        connected_at: connectedAt,
+        status: 'connected',
+        account,
+      })
       .onConflict((oc) =>
         oc.columns(['user_id', 'integration']).doUpdateSet({
           secret: (eb) => eb.ref('excluded.secret'),
           connected_at: (eb) => eb.ref('excluded.connected_at'),
+          status: 'connected',
+          account: (eb) => eb.ref('excluded.account'),
         }),
       )
       .execute();
