@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { startService } from './app.js';
+import { oauthRedirectUri, startService } from './app.js';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
 import { type Clock, fileClock } from './clock.js';
@@ -32,6 +32,11 @@ const OPTIONS = {
     env: 'FORGE_SANDBOX_PORT',
     type: 'string',
     help: "also start the sandbox (the demo catalog's stand-in APIs) on this port",
+  },
+  'public-url': {
+    env: 'FORGE_PUBLIC_URL',
+    type: 'string',
+    help: "the service's public origin (https, except on localhost), e.g. https://forge.example.com; OAuth redirect URIs are <public url>/forge/2021-12/oauth/callback (default http://localhost:<port>)",
   },
   'allow-private-webhooks': {
     env: 'FORGE_ALLOW_PRIVATE_WEBHOOKS',
@@ -314,6 +319,7 @@ try {
     rateLimits,
     allowPrivateWebhooks: option('allow-private-webhooks') === 'true',
     sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
+    publicUrl: option('public-url'),
     logStream: logDestination,
     logLevel,
     requestLog: process.env.FORGE_LOG !== 'off',
@@ -340,6 +346,9 @@ try {
     logger.info(process.env.FORGE_API_KEY ? 'API key: FORGE_API_KEY' : 'API key: the one generated on first start');
   }
   logger.info({ database: describeDatabase(db) }, `Database: ${describeDatabase(db)}`);
+  logger.info(
+    `OAuth redirect URI (register exactly this with each provider): ${oauthRedirectUri(service.publicUrl ?? service.url)}`,
+  );
   if (sandbox) logger.info(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
   logger.info(
     `Allowed origins: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'none (set FORGE_ALLOWED_ORIGINS)'}`,

@@ -26,6 +26,21 @@ export interface ServiceDeps {
   webhookSecretGraceMs: number;
   /** Set once the service begins to stop: /readyz says not ready from then on (drain delay). */
   lifecycle: { stopping: boolean };
+  /**
+   * The service's public origin (FORGE_PUBLIC_URL): OAuth redirect URIs are made from it, never
+   * from a request's Host header. Undefined: http://localhost:<port>.
+   */
+  publicUrl: string | undefined;
+  /** Where the OAuth clients' ids and secrets are read from (the names are in the catalog). */
+  env: NodeJS.ProcessEnv;
+  /** The service's own notes (a provider's refusal, a refresh that failed); never a secret. */
+  log: (line: string) => void;
+}
+
+/** The OAuth redirect URI a host registers with each provider: `<public url>/forge/2021-12/oauth/callback`. */
+export function redirectUri(deps: Pick<ServiceDeps, 'publicUrl'>, request: FastifyRequest): string {
+  const port = (request.server.server.address() as { port?: number } | null)?.port ?? 4010;
+  return `${deps.publicUrl ?? `http://localhost:${port}`}/forge/2021-12/oauth/callback`;
 }
 
 /** The origin a caller reached the service at, for the URLs the service hands out. */
