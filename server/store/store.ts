@@ -6,6 +6,7 @@ import { openDatabase } from './database.js';
 import { DeliveryRepository } from './deliveries.js';
 import { LogRepository } from './logs.js';
 import { OAuthRepository } from './oauth.js';
+import type { PoolOptions } from './postgres.js';
 import { RateCountRepository } from './rate-counts.js';
 import { ScheduleClaimRepository } from './schedule-claims.js';
 import { migrate } from './schema.js';
@@ -64,8 +65,8 @@ export class Store<H extends Handle = Handle> {
    * Opens (creating when missing) the database at `location` — a SQLite file, `:memory:`, or a
    * `postgres://` URL — and brings its schema up to date.
    */
-  static async open(location: string): Promise<Store> {
-    const store = new Store(await openDatabase(location));
+  static async open(location: string, pool: PoolOptions = {}): Promise<Store> {
+    const store = new Store(await openDatabase(location, pool));
     try {
       const { results = [] } = await migrate(store.db, store.dialect);
       store.migrated = results.map((r) => r.migrationName);
