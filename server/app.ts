@@ -167,7 +167,6 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       catalog,
       secrets,
       env: deps.env,
-      clock: deps.clock,
       log: deps.log,
     }),
     secrets: deps.secrets,

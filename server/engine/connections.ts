@@ -1,5 +1,4 @@
 import type { Catalog } from '../catalog/catalog.js';
-import type { Clock } from '../clock.js';
 import { type OAuthApp, ProviderFailure, refreshCredential } from '../oauth/client.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
@@ -16,8 +15,19 @@ import { type AppAccess, placeCredential, type StoredCredential } from './placem
  * a network error, a timeout or a 5xx only fails this run (kind `app`) and keeps the refresh token.
  */
 
-/** A token that expires sooner than this is refreshed before it is used. */
+/** A token that expires sooner than this (or than half its lifetime) is refreshed before it is used. */
 export const REFRESH_MARGIN_MS = 60_000;
+
+/**
+ * Whether a token is to be refreshed before use. The margin is at most half the token's
+ * lifetime: a provider's 30-second token is used for 15 seconds, not refreshed at every run.
+ * Provider tokens expire in real time (their expiry came from the provider), not the service's clock.
+ */
+export function needsRefresh(credential: { expiresAt?: number; lifetimeMs?: number }): boolean {
+  if (credential.expiresAt === undefined) return false;
+  const margin = Math.min(REFRESH_MARGIN_MS, (credential.lifetimeMs ?? Number.POSITIVE_INFINITY) / 2);
+  return credential.expiresAt - Date.now() < margin;
+}
 
 type OAuthCredential = Extract<StoredCredential, { kind: 'oauth2' }>;
 
@@ -26,7 +36,6 @@ export interface ConnectionsOptions {
   catalog: Catalog;
   secrets: SecretBox;
   env: NodeJS.ProcessEnv;
-  clock: Clock;
   log: (line: string) => void;
 }
 
@@ -73,51 +82,37 @@ export class Connections {
       return access;
     };
     if (!oauthApp || credential.kind !== 'oauth2') return { access: place(credential) };
-    if (credential.expiresAt !== undefined && credential.expiresAt - this.options.clock.now() < REFRESH_MARGIN_MS) {
+    if (needsRefresh(credential)) {
       credential = await this.refresh(userId, oauthApp, name, credential.accessToken);
     }
     const used = credential.accessToken;
     return {
       access: place(credential),
-      renew: async () => place(await this.refresh(userId, oauthApp, name, used, { force: true })),
+      renew: async () => place(await this.refresh(userId, oauthApp, name, used)),
     };
   }
 
-  /**
-   * A fresh token in place of `seen`: the one another run or instance already got, or a new one
-   * from the provider. `force`: the app refused `seen`, so its expiry is not trusted.
-   */
-  private refresh(
-    userId: string,
-    app: OAuthApp,
-    name: string,
-    seen: string,
-    { force = false }: { force?: boolean } = {},
-  ): Promise<OAuthCredential> {
+  /** A fresh token in place of `seen`: the one another run or instance already got, or a new one from the provider. */
+  private refresh(userId: string, app: OAuthApp, name: string, seen: string): Promise<OAuthCredential> {
     const key = `${userId}\n${app.integration}`;
     const running = this.inFlight.get(key);
     if (running) return running;
-    const flight = this.refreshLocked(userId, app, name, seen, force).finally(() => this.inFlight.delete(key));
+    const flight = this.refreshLocked(userId, app, name, seen).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, flight);
     return flight;
   }
 
-  private async refreshLocked(
-    userId: string,
-    app: OAuthApp,
-    name: string,
-    seen: string,
-    force: boolean,
-  ): Promise<OAuthCredential> {
-    const { store, secrets, env, log, clock } = this.options;
+  private async refreshLocked(userId: string, app: OAuthApp, name: string, seen: string): Promise<OAuthCredential> {
+    const { store, secrets, env, log } = this.options;
     const decide = async (tx: Store) => {
       const row = await tx.getConnection(userId, app.integration, { forUpdate: true });
       if (!row) return { outcome: 'gone' as const };
       if (row.status === 'broken') return { outcome: 'broken' as const, message: 'the connection is broken' };
       const current = secrets.open<OAuthCredential>(row.secret);
-      // Another run or instance refreshed while this one waited for the lock: use its token.
-      const fresh = current.expiresAt === undefined || current.expiresAt - clock.now() >= REFRESH_MARGIN_MS;
-      if (current.accessToken !== seen && (fresh || force)) return { outcome: 'ok' as const, credential: current };
+      // Another run or instance refreshed while this one waited for the lock: its token is used,
+      // even if the provider gives tokens shorter-lived than the margin.
+      const unexpired = current.expiresAt === undefined || current.expiresAt > Date.now();
+      if (current.accessToken !== seen && unexpired) return { outcome: 'ok' as const, credential: current };
       try {
         const renewed = await refreshCredential(app, env, current);
         await tx.replaceConnectionSecret(userId, app.integration, secrets.seal(renewed));
