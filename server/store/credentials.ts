@@ -1,5 +1,11 @@
 import type { Connection } from './connection.js';
 
+export interface ConnectionRow {
+  /** Sealed (server/secrets.ts). */
+  secret: string;
+  status: 'connected' | 'broken';
+}
+
 /** The integration credentials each user has connected, each sealed (server/secrets.ts). */
 export class CredentialRepository {
   constructor(private readonly connection: Connection) {}
@@ -54,5 +60,47 @@ export class CredentialRepository {
       .where('integration', '=', integration)
       .executeTakeFirst();
     return row?.secret;
+  }
+
+  /**
+   * One connection's row: its sealed secret and status. `forUpdate` locks the row until the
+   * transaction ends (PostgreSQL; SQLite has one writer anyway), so of several instances that
+   * want to refresh the same token, one does and the others read its result.
+   */
+  async getConnection(
+    userId: string,
+    integration: string,
+    { forUpdate = false }: { forUpdate?: boolean } = {},
+  ): Promise<ConnectionRow | undefined> {
+    const query = this.connectionQuery(userId, integration);
+    return (forUpdate && this.connection.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  }
+
+  private connectionQuery(userId: string, integration: string) {
+    return this.connection.db
+      .selectFrom('credentials')
+      .select(['secret', 'status'])
+      .where('user_id', '=', userId)
+      .where('integration', '=', integration);
+  }
+
+  /** A refreshed token replaces the stored one; the connection stays as it was connected. */
+  async replaceSecret(userId: string, integration: string, sealedSecret: string): Promise<void> {
+    await this.connection.db
+      .updateTable('credentials')
+      .set({ secret: sealedSecret })
+      .where('user_id', '=', userId)
+      .where('integration', '=', integration)
+      .execute();
+  }
+
+  /** The provider refused the grant: runs fail at once until the user connects again. */
+  async markBroken(userId: string, integration: string): Promise<void> {
+    await this.connection.db
+      .updateTable('credentials')
+      .set({ status: 'broken' })
+      .where('user_id', '=', userId)
+      .where('integration', '=', integration)
+      .execute();
   }
 }
