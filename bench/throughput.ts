@@ -1,15 +1,21 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Catalog } from '../server/catalog/catalog.js';
 import { DEMO_CATALOG } from '../server/paths.js';
 import { SecretBox } from '../server/secrets.js';
 import { Store } from '../server/store/store.js';
-import { API_PREFIX, type ServiceProcess, spawnService } from './service.js';
+import { API_PREFIX, newApiKey, type ServiceProcess, spawnFloor, spawnService } from './service.js';
 import { round1 } from './stats.js';
+import { info, missed, type Row, table } from './table.js';
 
 /** autocannon's default, so the figures read like the usual Node HTTP benchmarks. */
 export const THROUGHPUT_CONNECTIONS = 10;
-export const THROUGHPUT_SECONDS = 10;
+export const THROUGHPUT_SECONDS = 8;
+/** Each read runs this long first, unmeasured, so the service's code is compiled hot before it is timed. */
+const WARM_UP_SECONDS = 1;
 /** Each install is by a user of its own (a second one would be a 409), so installs are counted, not timed. */
 export const INSTALLS = 5_000;
 
@@ -23,17 +29,40 @@ export interface Throughput {
   cpuUsPerRequest?: number;
 }
 
-export interface ThroughputResult {
-  workflowList: Throughput;
-  setup: Throughput;
+/**
+ * The reads measured against the floor (issue 29), in the order they run, each with its least
+ * ratio to the floor's requests per second. Embed reads carry a user token, as the elements send them.
+ */
+export const FLOOR_READS = [
+  { key: 'healthz', what: 'GET /healthz, no credential (the whole plugin stack)', atLeast: 0.8 },
+  { key: 'workflowListApiKey', what: 'GET /workflow, API key', atLeast: 0.4 },
+  { key: 'workflowList', what: 'GET /workflow, user token', atLeast: 0.25 },
+  { key: 'workflowSummary', what: 'GET /workflow-summary, user token', atLeast: 0.25 },
+  { key: 'setup', what: 'GET /setup?workflowId=, user token', atLeast: 0.25 },
+  { key: 'user', what: "GET /user/:id (the token's own), user token", atLeast: 0.25 },
+] as const;
+
+export type FloorReadKey = (typeof FLOOR_READS)[number]['key'];
+
+export interface ThroughputResult extends Record<FloorReadKey, Throughput> {
+  /**
+   * The bare Fastify route (bench/floor-service.mjs), measured right before the service's reads
+   * and right after them; `floor` is their mean, what every ratio divides by.
+   */
+  floorBefore: Throughput;
+  floorAfter: Throughput;
+  floor: Throughput;
   install: Throughput;
 }
 
+/** A read's requests per second as a multiple of the floor's in the same run. */
+export const floorRatio = (result: ThroughputResult, key: FloorReadKey) => result[key].rps / result.floor.rps;
+
 /**
- * The service's throughput on the elements' three busiest calls, each with a user token as the
- * elements send it: GET /workflow (the list), GET /setup (a modal open), and POST
- * /workflow/:id/install (a save). autocannon drives THROUGHPUT_CONNECTIONS keep-alive
- * connections; any answer other than the expected status stops the bench.
+ * The floor, then the service's reads (FLOOR_READS), the floor again, then POST
+ * /workflow/:id/install (a save), each user a different one. autocannon drives
+ * THROUGHPUT_CONNECTIONS keep-alive connections; any answer other than the expected status
+ * stops the bench.
  */
 export async function benchThroughput(
   workDir: string,
@@ -46,7 +75,10 @@ export async function benchThroughput(
     dbPath,
     parent.integrations.map((i) => i.name),
   );
+  const floorBefore = await benchFloor();
   const service = await spawnService({ db: dbPath, apiKey, ...target });
+  let reads: Record<FloorReadKey, Throughput>;
+  let install: Throughput;
   try {
     const tokens: string[] = [];
     // In batches: thousands of requests at once would measure the bench's own queue.
@@ -60,16 +92,19 @@ export async function benchThroughput(
     }
     const [token] = tokens;
     const base = `${service.loopbackUrl}${API_PREFIX}`;
-    const read = (path: string) =>
-      run(service, {
-        url: `${base}${path}`,
-        headers: { Authorization: `Bearer ${token}` },
-        duration: THROUGHPUT_SECONDS,
-      });
-    const workflowList = await read('/workflow');
-    const setup = await read(`/setup?workflowId=${parent.workflowId}`);
+    const asUser = { Authorization: `Bearer ${token}` };
+    const requests: Record<FloorReadKey, { url: string; headers?: Record<string, string> }> = {
+      healthz: { url: `${service.loopbackUrl}/healthz` },
+      workflowListApiKey: { url: `${base}/workflow`, headers: { Authorization: `Bearer ${apiKey}` } },
+      workflowList: { url: `${base}/workflow`, headers: asUser },
+      workflowSummary: { url: `${base}/workflow-summary`, headers: asUser },
+      setup: { url: `${base}/setup?workflowId=${parent.workflowId}`, headers: asUser },
+      user: { url: `${base}/user/${userIds[0]}`, headers: asUser },
+    };
+    reads = {} as Record<FloorReadKey, Throughput>;
+    for (const { key } of FLOOR_READS) reads[key] = await timedRead(service, requests[key]);
     let next = 1;
-    const install = await run(
+    install = await run(
       service,
       {
         url: base,
@@ -88,9 +123,35 @@ export async function benchThroughput(
       },
       201,
     );
-    return { workflowList, setup, install };
   } finally {
     await service.stop();
+  }
+  // After the service has stopped, as the floor before ran before it started: the floor's
+  // process has the cores the service would otherwise idle on.
+  const floorAfter = await benchFloor();
+  const floor = {
+    rps: Math.round((floorBefore.rps + floorAfter.rps) / 2),
+    p99Ms: round1((floorBefore.p99Ms + floorAfter.p99Ms) / 2),
+  };
+  return { floorBefore, floorAfter, floor, ...reads, install };
+}
+
+/** A read for THROUGHPUT_SECONDS, after WARM_UP_SECONDS of the same unmeasured. */
+async function timedRead(
+  service: Pick<ServiceProcess, 'cpuMs'>,
+  request: { url: string; headers?: Record<string, string> },
+): Promise<Throughput> {
+  await run(service, { ...request, duration: WARM_UP_SECONDS });
+  return run(service, { ...request, duration: THROUGHPUT_SECONDS });
+}
+
+/** The floor: a bare Fastify route in its own process (bench/floor-service.mjs), read like the service's routes. */
+async function benchFloor(): Promise<Throughput> {
+  const floor = await spawnFloor();
+  try {
+    return await timedRead(floor, { url: floor.url });
+  } finally {
+    await floor.stop();
   }
 }
 
@@ -115,7 +176,11 @@ async function seedUsers(dbPath: string, integrations: string[]): Promise<string
   }
 }
 
-async function run(service: ServiceProcess, options: autocannon.Options, expected = 200): Promise<Throughput> {
+async function run(
+  service: Pick<ServiceProcess, 'cpuMs'>,
+  options: autocannon.Options,
+  expected = 200,
+): Promise<Throughput> {
   const cpuBefore = service.cpuMs();
   const started = performance.now();
   // Timed here, from the start to the last answer: autocannon ends a run (and reports its
@@ -149,4 +214,48 @@ async function run(service: ServiceProcess, options: autocannon.Options, expecte
         ? undefined
         : round1(((cpuAfter - cpuBefore) * 1000) / result.requests.total),
   };
+}
+
+/** The rows run.ts prints: the floor, each read as a ratio to it beside its own figures, and the installs. */
+export function throughputRows(result: ThroughputResult): Row[] {
+  const figures = ({ rps, p99Ms }: Throughput) => `${rps.toLocaleString('en')} req/s, p99 ${p99Ms} ms`;
+  return [
+    info(
+      'floorRps',
+      `${figures(result.floor)}`,
+      String,
+      `a bare Fastify route answering {"data": []}, its own process; mean of before (${result.floorBefore.rps.toLocaleString('en')}/s) and after (${result.floorAfter.rps.toLocaleString('en')}/s) the reads below`,
+    ),
+    ...FLOOR_READS.map(({ key, what, atLeast }): Row => {
+      const ratio = floorRatio(result, key);
+      return [
+        `${key}ToFloor`,
+        `${ratio.toFixed(2)}× floor (${figures(result[key])})`,
+        `≥ ${atLeast}×; ${what}, ${THROUGHPUT_CONNECTIONS} connections`,
+        ratio >= atLeast,
+      ];
+    }),
+    info(
+      'installRps, installP99Ms',
+      figures(result.install),
+      String,
+      `POST /workflow/:id/install, ${INSTALLS.toLocaleString('en')} users, ${THROUGHPUT_CONNECTIONS} connections`,
+    ),
+  ];
+}
+
+/**
+ * `npm run build`, then `node --import tsx bench/throughput.ts`: the floor and the service's
+ * throughput rows alone, as `npm run bench` measures them.
+ */
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const workDir = mkdtempSync(join(tmpdir(), 'forge-bench-throughput-'));
+  try {
+    const result = await benchThroughput(workDir, newApiKey());
+    const rows = throughputRows(result);
+    console.log(table(rows));
+    if (missed(rows).length > 0) process.exitCode = 1;
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
 }
