@@ -46,8 +46,8 @@ export interface LogsResult {
   healthz: LoadResult;
 }
 
-/** Stores EXECUTIONS runs of one child workflow, each with a result per block it reached. */
-async function seed(location: string): Promise<{ childId: string }> {
+/** Stores `executions` runs of one child workflow, each with a result per block it reached. */
+export async function seedLogs(location: string, executions = EXECUTIONS): Promise<{ childId: string }> {
   const catalog = new Catalog(DEMO_CATALOG);
   const parent = catalog.list().find((w) => w.blocks.some((b) => b.type === 'condition'))!;
   const store = await Store.open(location);
@@ -55,8 +55,8 @@ async function seed(location: string): Promise<{ childId: string }> {
     const userId = await store.createUser('Bench user', 'bench-logs@example.com');
     const child = await store.createChild(userId, parent.workflowId, {});
     const now = Date.now();
-    for (let from = 0; from < EXECUTIONS; from += SEED_BATCH) {
-      const entries = Array.from({ length: Math.min(SEED_BATCH, EXECUTIONS - from) }, (_, k) =>
+    for (let from = 0; from < executions; from += SEED_BATCH) {
+      const entries = Array.from({ length: Math.min(SEED_BATCH, executions - from) }, (_, k) =>
         execution(parent.blocks, now - (from + k) * 60_000, from + k),
       );
       await store.insertExecutions(child.id, entries);
@@ -116,7 +116,7 @@ function blockOutput(type: string, amount: number, passes: boolean, n: number): 
  * a warm-up.
  */
 export async function benchLogs(location: string, apiKey: string, env: Record<string, string>): Promise<LogsResult> {
-  const { childId } = await seed(location);
+  const { childId } = await seedLogs(location);
   const service = await spawnService({ db: location, apiKey, env });
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   try {

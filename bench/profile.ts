@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { Catalog } from '../server/catalog/catalog.js';
 import { DEMO_CATALOG } from '../server/paths.js';
+import { seedLogs } from './logs.js';
 import { API_PREFIX, newApiKey, spawnService } from './service.js';
 
 /**
@@ -11,7 +12,7 @@ import { API_PREFIX, newApiKey, spawnService } from './service.js';
  * the built service (`node --cpu-prof`) while autocannon sends one read over 10 connections,
  * summarised as where the service's time goes, by package and by function (self time). The reads
  * are those of the throughput bench: `workflow` (user token, the default), `workflow-apikey`,
- * `workflow-summary`, `setup`, `user`, `healthz`. The profile file is kept with --keep;
+ * `workflow-summary`, `setup`, `user`, `healthz`, and `logs` (pages 1–10, API key). The profile file is kept with --keep;
  * `--main <main.js of another build>` profiles that build (an earlier commit's, built).
  */
 const args = process.argv.slice(2);
@@ -34,8 +35,15 @@ interface Profile {
 const workDir = mkdtempSync(join(tmpdir(), 'forge-profile-'));
 const apiKey = newApiKey();
 const profileDir = join(workDir, 'profile');
+// The profile covers the whole process; only the samples taken while the load ran are summed:
+// those of its last `loadMs` before the `stopMs` the process took to stop once the load ended.
+const window = { loadMs: 0, stopMs: 0 };
+let loadEnded = 0;
+const db = join(workDir, 'profile.db');
+// `logs`: pages 1–10 of a log of 3,000 runs (the first pages cost the same at 100,000), with the API key.
+const logs = read === 'logs' ? await seedLogs(db, 3_000) : undefined;
 const service = await spawnService({
-  db: join(workDir, 'profile.db'),
+  db,
   apiKey,
   main,
   nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
@@ -57,27 +65,56 @@ try {
     user: { url: `${base}/user/${userId}`, headers: asUser },
     healthz: { url: `${service.loopbackUrl}/healthz` },
   };
-  const request = requests[read];
+  let page = 0;
+  const logsRequest = logs && {
+    url: base,
+    headers: { Authorization: `Bearer ${apiKey}` },
+    requests: [
+      {
+        setupRequest: (request: autocannon.Request) => ({
+          ...request,
+          path: `${API_PREFIX}/workflow/${logs.childId}/logs?page=${(page++ % 10) + 1}&limit=30`,
+        }),
+      },
+    ],
+  };
+  const request = logsRequest ?? requests[read];
   if (!request) throw new Error(`No read ${read}; name one of ${Object.keys(requests).join(', ')}.`);
+  // A second of warm-up first, left out of the sums, so that the code measured is compiled hot.
+  await autocannon({ ...request, connections: 10, duration: 1 });
+  const from = performance.now();
   const result = await autocannon({ ...request, connections: 10, duration: Number(seconds) });
+  loadEnded = performance.now();
+  window.loadMs = loadEnded - from;
   console.log(
     `${read}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms, ${result.non2xx} not 2xx`,
   );
 } finally {
   await service.stop();
+  window.stopMs = performance.now() - loadEnded;
 }
 
 const [file] = readdirSync(profileDir);
 const profile = JSON.parse(readFileSync(join(profileDir, file!), 'utf8')) as Profile;
 if (keep) console.log(`Profile: ${join(profileDir, file!)}`);
-summarise(profile);
+summarise(profile, window);
 if (!keep) rmSync(workDir, { recursive: true, force: true });
 
 /** Self time by package (or node: internals, V8's own entries) and the functions that take the most. */
-function summarise({ nodes, samples, timeDeltas }: Profile): void {
+function summarise(
+  { nodes, samples, timeDeltas }: Profile,
+  { loadMs, stopMs }: { loadMs: number; stopMs: number },
+): void {
   const byId = new Map(nodes.map((node) => [node.id, node]));
   const self = new Map<number, number>();
-  for (const [i, id] of samples.entries()) self.set(id, (self.get(id) ?? 0) + (timeDeltas[i] ?? 0));
+  const lasted = timeDeltas.reduce((a, b) => a + b, 0) / 1000;
+  const [from, to] = [lasted - stopMs - loadMs, lasted - stopMs];
+  let at = 0;
+  for (const [i, id] of samples.entries()) {
+    const delta = timeDeltas[i] ?? 0;
+    at += delta / 1000;
+    if (at >= from && at <= to) self.set(id, (self.get(id) ?? 0) + delta);
+  }
   const idle = [...self].filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)');
   const total = [...self.values()].reduce((a, b) => a + b, 0) - idle.reduce((a, [, t]) => a + t, 0);
   const groups = new Map<string, number>();
@@ -91,7 +128,9 @@ function summarise({ nodes, samples, timeDeltas }: Profile): void {
     functions.set(name, (functions.get(name) ?? 0) + time);
   }
   const share = (time: number) => `${((100 * time) / total).toFixed(1).padStart(5)}%`;
-  console.log(`\nBusy CPU time ${(total / 1e6).toFixed(2)} s (idle left out), self time by where the code is:`);
+  console.log(
+    `\nBusy CPU time while the load ran ${(total / 1e6).toFixed(2)} s (idle left out), self time by where the code is:`,
+  );
   for (const [group, time] of [...groups].sort((a, b) => b[1] - a[1]).slice(0, 16)) {
     console.log(`${share(time)}  ${group}`);
   }

@@ -14,6 +14,8 @@ import { info, missed, type Row, table } from './table.js';
 /** autocannon's default, so the figures read like the usual Node HTTP benchmarks. */
 export const THROUGHPUT_CONNECTIONS = 10;
 export const THROUGHPUT_SECONDS = 8;
+/** The floor between two reads: long enough for a steady figure, short enough to track the machine's drift. */
+const FLOOR_SECONDS = 4;
 /** Each read runs this long first, unmeasured, so the service's code is compiled hot before it is timed. */
 const WARM_UP_SECONDS = 1;
 /** Each install is by a user of its own (a second one would be a 409), so installs are counted, not timed. */
@@ -46,21 +48,26 @@ export type FloorReadKey = (typeof FLOOR_READS)[number]['key'];
 
 export interface ThroughputResult extends Record<FloorReadKey, Throughput> {
   /**
-   * The bare Fastify route (bench/floor-service.mjs), measured right before the service's reads
-   * and right after them; `floor` is their mean, what every ratio divides by.
+   * The bare Fastify route (bench/floor-service.mjs), measured before the first of the service's
+   * reads and after each: `floors[i]` and `floors[i + 1]` stand on either side of FLOOR_READS[i],
+   * and a read's ratio divides by their mean, so that a machine whose speed drifts during the
+   * run (a shared one does) moves the floor and the read alike. `floor` is the mean of all.
    */
-  floorBefore: Throughput;
-  floorAfter: Throughput;
+  floors: Throughput[];
   floor: Throughput;
   install: Throughput;
 }
 
-/** A read's requests per second as a multiple of the floor's in the same run. */
-export const floorRatio = (result: ThroughputResult, key: FloorReadKey) => result[key].rps / result.floor.rps;
+/** A read's requests per second as a multiple of the floor's measured on either side of it. */
+export function floorRatio(result: ThroughputResult, key: FloorReadKey): number {
+  const i = FLOOR_READS.findIndex((read) => read.key === key);
+  return result[key].rps / ((result.floors[i]!.rps + result.floors[i + 1]!.rps) / 2);
+}
 
 /**
- * The floor, then the service's reads (FLOOR_READS), the floor again, then POST
- * /workflow/:id/install (a save), each user a different one. autocannon drives
+ * The floor and the service's reads (FLOOR_READS) in turns, floor first and last, then POST
+ * /workflow/:id/install (a save), each user a different one. The floor and the service run
+ * side by side, each idle while the other is measured. autocannon drives
  * THROUGHPUT_CONNECTIONS keep-alive connections; any answer other than the expected status
  * stops the bench.
  */
@@ -75,9 +82,10 @@ export async function benchThroughput(
     dbPath,
     parent.integrations.map((i) => i.name),
   );
-  const floorBefore = await benchFloor();
+  const floor = await spawnFloor();
   const service = await spawnService({ db: dbPath, apiKey, ...target });
-  let reads: Record<FloorReadKey, Throughput>;
+  const floors: Throughput[] = [];
+  const reads = {} as Record<FloorReadKey, Throughput>;
   let install: Throughput;
   try {
     const tokens: string[] = [];
@@ -101,8 +109,11 @@ export async function benchThroughput(
       setup: { url: `${base}/setup?workflowId=${parent.workflowId}`, headers: asUser },
       user: { url: `${base}/user/${userIds[0]}`, headers: asUser },
     };
-    reads = {} as Record<FloorReadKey, Throughput>;
-    for (const { key } of FLOOR_READS) reads[key] = await timedRead(service, requests[key]);
+    floors.push(await timedRead(floor, { url: floor.url }, FLOOR_SECONDS));
+    for (const { key } of FLOOR_READS) {
+      reads[key] = await timedRead(service, requests[key], THROUGHPUT_SECONDS);
+      floors.push(await timedRead(floor, { url: floor.url }, FLOOR_SECONDS));
+    }
     let next = 1;
     install = await run(
       service,
@@ -124,35 +135,31 @@ export async function benchThroughput(
       201,
     );
   } finally {
-    await service.stop();
+    await Promise.all([service.stop(), floor.stop()]);
   }
-  // After the service has stopped, as the floor before ran before it started: the floor's
-  // process has the cores the service would otherwise idle on.
-  const floorAfter = await benchFloor();
-  const floor = {
-    rps: Math.round((floorBefore.rps + floorAfter.rps) / 2),
-    p99Ms: round1((floorBefore.p99Ms + floorAfter.p99Ms) / 2),
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  return {
+    floors,
+    floor: {
+      rps: Math.round(mean(floors.map((f) => f.rps))),
+      p99Ms: round1(mean(floors.map((f) => f.p99Ms))),
+      cpuUsPerRequest: floors.every((f) => f.cpuUsPerRequest !== undefined)
+        ? round1(mean(floors.map((f) => f.cpuUsPerRequest!)))
+        : undefined,
+    },
+    ...reads,
+    install,
   };
-  return { floorBefore, floorAfter, floor, ...reads, install };
 }
 
-/** A read for THROUGHPUT_SECONDS, after WARM_UP_SECONDS of the same unmeasured. */
+/** A read for `seconds`, after WARM_UP_SECONDS of the same unmeasured. */
 async function timedRead(
   service: Pick<ServiceProcess, 'cpuMs'>,
   request: { url: string; headers?: Record<string, string> },
+  seconds: number,
 ): Promise<Throughput> {
   await run(service, { ...request, duration: WARM_UP_SECONDS });
-  return run(service, { ...request, duration: THROUGHPUT_SECONDS });
-}
-
-/** The floor: a bare Fastify route in its own process (bench/floor-service.mjs), read like the service's routes. */
-async function benchFloor(): Promise<Throughput> {
-  const floor = await spawnFloor();
-  try {
-    return await timedRead(floor, { url: floor.url });
-  } finally {
-    await floor.stop();
-  }
+  return run(service, { ...request, duration: seconds });
 }
 
 /** One user per install (and one for the reads), each with every integration of the parent connected. */
@@ -218,13 +225,16 @@ async function run(
 
 /** The rows run.ts prints: the floor, each read as a ratio to it beside its own figures, and the installs. */
 export function throughputRows(result: ThroughputResult): Row[] {
-  const figures = ({ rps, p99Ms }: Throughput) => `${rps.toLocaleString('en')} req/s, p99 ${p99Ms} ms`;
+  // The process's CPU time per answer beside: it moves much less than requests per second with
+  // what else a shared machine runs.
+  const figures = ({ rps, p99Ms, cpuUsPerRequest }: Throughput) =>
+    `${rps.toLocaleString('en')} req/s, p99 ${p99Ms} ms${cpuUsPerRequest === undefined ? '' : `, ${cpuUsPerRequest} µs CPU/req`}`;
   return [
     info(
       'floorRps',
       `${figures(result.floor)}`,
       String,
-      `a bare Fastify route answering {"data": []}, its own process; mean of before (${result.floorBefore.rps.toLocaleString('en')}/s) and after (${result.floorAfter.rps.toLocaleString('en')}/s) the reads below`,
+      `a bare Fastify route answering {"data": []}, its own process; mean of ${result.floors.length} runs, one before each read below and one after the last (${result.floors.map((f) => f.rps.toLocaleString('en')).join(', ')}/s); each read is divided by the two beside it`,
     ),
     ...FLOOR_READS.map(({ key, what, atLeast }): Row => {
       const ratio = floorRatio(result, key);
