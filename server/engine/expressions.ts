@@ -7,6 +7,8 @@ import { isPlainObject } from '../validate.js';
  *   {{<blockId>.path.to.value}}  the output of a block that ran earlier in this execution
  *   {{vars.<name>}}              the user's value of a variable (any variable block)
  *   {{env.<NAME>}}               a setting of the service (SANDBOX_URL)
+ *   {{connection.<name>}}        in an HTTP block's URL: a non-secret value of the user's connection
+ *                                to the block's integration (docs/integrations.md)
  *
  * Path segments are separated by dots; a numeric segment indexes an array. A text that is
  * exactly one expression keeps the referenced value's type (a number stays a number, a list a
@@ -35,6 +37,8 @@ export interface Scope {
   blockNames: ReadonlyMap<string, string>;
   vars: Readonly<Record<string, VariableValue>>;
   env: Readonly<Record<string, string>>;
+  /** The non-secret connection values of the block's integration, where they may be used (an HTTP block's URL). */
+  connection?: Readonly<Record<string, string>>;
 }
 
 export interface TextOptions {
@@ -93,6 +97,16 @@ export function resolve(reference: string, scope: Scope): unknown {
       );
     }
     return scope.env[name];
+  }
+  if (head === 'connection' && scope.connection) {
+    const name = path.join('.');
+    if (!Object.hasOwn(scope.connection, name)) {
+      throw new ExpressionError(
+        `${shown} names no value of this user's connection; connecting the integration again asks for it.`,
+        'connection',
+      );
+    }
+    return scope.connection[name];
   }
   if (!BLOCK_ID.test(head)) {
     throw new ExpressionError(

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Integration, OAuthResultMessage } from 'forge-embed/client';
+import type { AppConfig } from '../catalog/auth.js';
+import { absoluteUrl, placeCredential } from '../engine/placement.js';
 import { badRequest, escapeHtml, HTML_HEADERS, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
 import { confirmGrant, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import { ConnectedIntegrationSchema, IntegrationParams, RateLimitedResponse } from '../schemas.js';
@@ -81,11 +83,24 @@ export function registerCredentials(
       const example = `{${wanted.map((p) => `"${p.name}": "…"`).join(', ')}}`;
       const fields = new FieldChecker(bodyObject(request.body, example));
       const values: Record<string, string> = {};
-      for (const parameter of wanted) values[parameter.name] = fields.string(parameter.name, { max: 2000 });
+      const app = catalog.apps.get(integration.name) ?? { parameters: [] };
+      for (const parameter of wanted) {
+        const value = fields.string(parameter.name, { max: 2000 });
+        values[parameter.name] = value;
+        // A value that goes into a URL must fit its pattern, so it can never move the credential elsewhere.
+        const pattern = app.parameters.find((p) => p.name === parameter.name)?.pattern;
+        if (value && pattern && !pattern.test(value)) {
+          fields.errors.push({
+            path: `body.${parameter.name}`,
+            message: `${parameter.displayName} must match ${pattern.source}.`,
+          });
+        }
+      }
       fields.onlyKnown(wanted.map((p) => p.name));
       fields.done();
       const userId = (request.principal as { userId: string }).userId;
       await limitWrites(userId);
+      await verifyKey(integration, app, values);
       const sealed = secrets.seal({ kind: 'parameters', values });
       const connectedAt = await store.saveCredential(userId, integration.name, sealed);
       return { integration: integration.name, connectedAt };
@@ -347,6 +362,47 @@ export function registerLocalProvider(app: FastifyInstance, { store, catalog }: 
     { prefix: LOCAL_PROVIDER_PREFIX },
   );
 }
+
+/**
+ * An API key whose `auth` has a `verify` request is tried before it is stored: an app that
+ * refuses it makes the save a 400 now rather than a failed run later.
+ */
+async function verifyKey(integration: Integration, app: AppConfig, values: Record<string, string>): Promise<void> {
+  const verify = app.auth && app.auth.kind !== 'oauth2' ? app.auth.verify : undefined;
+  if (!verify) return;
+  const access = placeCredential(app, { kind: 'parameters', values });
+  const url = access?.baseUrl ? new URL(absoluteUrl(verify.path, access.baseUrl)!) : undefined;
+  if (!access || !url)
+    throw badRequest(`${integration.displayName} cannot be checked: its API address is missing a value.`);
+  for (const [name, value] of Object.entries(access.query)) url.searchParams.set(name, value);
+  let status: number;
+  try {
+    const response = await fetch(url, {
+      method: verify.method ?? 'GET',
+      headers: access.headers,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS),
+    });
+    await response.body?.cancel();
+    status = response.status;
+  } catch (error) {
+    throw badRequest(
+      `${integration.displayName} could not be reached to check these values (${(error as Error).name === 'TimeoutError' ? 'no answer in time' : 'network error'}), so nothing was saved. Try again.`,
+    );
+  }
+  if (status === 401 || status === 403) {
+    throw badRequest(
+      `${integration.displayName} refused these values (${status}), so nothing was saved. Check them and try again.`,
+    );
+  }
+  if (status >= 300) {
+    throw badRequest(
+      `${integration.displayName} answered ${status} when these values were checked, so nothing was saved. Try again.`,
+    );
+  }
+}
+
+const VERIFY_TIMEOUT_MS = 10_000;
 
 function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
   return reply.code(status).headers(HTML_HEADERS).send(html);
