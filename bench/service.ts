@@ -42,34 +42,19 @@ export async function spawnService(options: {
 }): Promise<ServiceProcess> {
   const args = [...(options.nodeOptions ?? []), options.main ?? SERVICE_MAIN, '--port', '0', '--db', options.db];
   if (options.catalog) args.push('--catalog', options.catalog);
-  const start = () =>
-    spawn(process.execPath, args, {
-      env: {
-        ...process.env,
-        FORGE_API_KEY: options.apiKey,
-        FORGE_ALLOWED_ORIGINS: (options.allowedOrigins ?? []).join(','),
-        // The heap phase opens the modal hundreds of times a minute for one user, each with a
-        // fresh token: far past what a person does, and past the per-user token limit.
-        FORGE_RATE_LIMITS: 'token=off',
-        ...options.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-  let child = start();
-  let url: string;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      url = await listeningUrl(child, 'The service', /listening on (http:\/\/\S+?)\/forge\//);
-      break;
-    } catch (error) {
-      // Node 24 with better-sqlite3 12 can abort in a garbage collection while the service
-      // starts (`Assertion failed: (env) != nullptr` under Statement::~Statement, a known
-      // crash of that pair, not the service's code): such a start is tried again, twice at most.
-      if (attempt === 3 || !/RemoveEnvironmentCleanupHook/.test((error as Error).message)) throw error;
-      console.warn('The service aborted while starting (Node 24 + better-sqlite3 assertion); starting it again.');
-      child = start();
-    }
-  }
+  const child = spawn(process.execPath, args, {
+    env: {
+      ...process.env,
+      FORGE_API_KEY: options.apiKey,
+      FORGE_ALLOWED_ORIGINS: (options.allowedOrigins ?? []).join(','),
+      // The heap phase opens the modal hundreds of times a minute for one user, each with a
+      // fresh token: far past what a person does, and past the per-user token limit.
+      FORGE_RATE_LIMITS: 'token=off',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const url = await listeningUrl(child, 'The service', /listening on (http:\/\/\S+?)\/forge\//);
   const loopbackUrl = url.replace('//localhost:', '//127.0.0.1:');
   return {
     url,
