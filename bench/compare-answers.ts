@@ -106,6 +106,7 @@ try {
   const hosts = ['forge.example.test', 'localhost:4010'];
   let compared = 0;
   const differences: string[] = [];
+  const statuses = new Map<string, number>();
   for (const host of hosts) {
     for (const path of reads) {
       for (const [caller, credential] of callers) {
@@ -113,6 +114,8 @@ try {
         for (let time = 1; time <= 2; time++) {
           const [a, b] = await Promise.all(services.map((service) => answer(service, path, host, credential)));
           compared++;
+          const status = a!.slice(0, 3);
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
           if (a !== b) differences.push(`${caller}, Host ${host}, GET ${path} (time ${time}):\n${a}\n---\n${b}`);
         }
       }
@@ -120,7 +123,7 @@ try {
   }
   for (const difference of differences) console.log(`\nDIFFERENT: ${difference}`);
   console.log(
-    `${compared} answers compared (status, headers but Date, body): ${differences.length === 0 ? 'all byte-identical' : `${differences.length} different`}.`,
+    `${compared} answers compared (status, headers but Date, body; ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}): ${differences.length === 0 ? 'all byte-identical' : `${differences.length} different`}.`,
   );
   if (differences.length > 0) process.exitCode = 1;
 } finally {
