@@ -20,9 +20,14 @@ import { benchThroughput, FLOOR_READS, floorRatio, type ThroughputResult } from 
 const args = process.argv.slice(2);
 const roundsAt = args.indexOf('--rounds');
 const rounds = roundsAt === -1 ? 5 : Number(args.splice(roundsAt, 2)[1]);
+// `--webhook-only`: webhook runs alone, without the reads (a few seconds a turn, not minutes).
+const webhookOnlyAt = args.indexOf('--webhook-only');
+const webhookOnly = webhookOnlyAt !== -1 && args.splice(webhookOnlyAt, 1).length === 1;
 const others = args.map((path) => resolve(path));
 if (others.length === 0 || !others.every((path) => existsSync(path)) || !(rounds > 0)) {
-  console.error('Usage: node --import tsx bench/compare-throughput.ts [--rounds 5] <main.js of another build>…');
+  console.error(
+    'Usage: node --import tsx bench/compare-throughput.ts [--rounds 5] [--webhook-only] <main.js of another build>…',
+  );
   process.exit(2);
 }
 const change = (a: number, b: number) => `${a >= b ? '+' : ''}${((a / b - 1) * 100).toFixed(1)}%`;
@@ -40,8 +45,10 @@ for (let round = 0; round < rounds; round++) {
     const workDir = mkdtempSync(join(tmpdir(), 'forge-compare-'));
     try {
       const apiKey = newApiKey();
-      const result = await benchThroughput(workDir, apiKey, { main: targets[index]!.main, env });
-      results[index]!.push(result);
+      const result = webhookOnly
+        ? undefined
+        : await benchThroughput(workDir, apiKey, { main: targets[index]!.main, env });
+      if (result) results[index]!.push(result);
       const webhook = await benchWebhookRuns(
         join(workDir, 'webhook.db'),
         apiKey,
@@ -49,12 +56,17 @@ for (let round = 0; round < rounds; round++) {
         targets[index]!.main,
       );
       webhookRuns[index]!.push(webhook.runsPerSecond);
-      const figures = KEYS.map(
-        (key) =>
-          `${key} ${result[key].rps} req/s p99 ${result[key].p99Ms} ms CPU ${result[key].cpuUsPerRequest} µs/req`,
-      );
+      const figures = result
+        ? [
+            `floor ${result.floor.rps} req/s`,
+            ...KEYS.map(
+              (key) =>
+                `${key} ${result[key].rps} req/s p99 ${result[key].p99Ms} ms CPU ${result[key].cpuUsPerRequest} µs/req`,
+            ),
+          ]
+        : [];
       console.log(
-        `round ${round + 1}, ${targets[index]!.name}: floor ${result.floor.rps} req/s, ${figures.join(', ')}, webhook runs ${webhook.runsPerSecond}/s`,
+        `round ${round + 1}, ${targets[index]!.name}: ${[...figures, `webhook runs ${webhook.runsPerSecond}/s`].join(', ')}`,
       );
     } finally {
       rmSync(workDir, { recursive: true, force: true });
@@ -64,6 +76,11 @@ for (let round = 0; round < rounds; round++) {
 
 console.log(`\nMedians of ${rounds} rounds${env ? ' (FORGE_LOG=off)' : ''}; changes against ${targets[0]!.name}:`);
 for (const [index, target] of targets.entries()) {
+  if (webhookOnly) {
+    const webhook = median(webhookRuns[index]!);
+    console.log(`${target.name}: webhook runs ${webhook}/s (${change(webhook, median(webhookRuns[0]!))})`);
+    continue;
+  }
   const figures = KEYS.map((key) => {
     const rps = (i: number) => median(results[i]!.map((r) => r[key].rps));
     const cpu = (i: number) => median(results[i]!.map((r) => r[key].cpuUsPerRequest ?? Number.NaN));
