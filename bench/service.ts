@@ -104,8 +104,8 @@ function listeningUrl(child: ChildProcess, name: string, listening: RegExp): Pro
     let output = '';
     const timer = setTimeout(() => {
       child.kill();
-      reject(new Error(`${name} did not start within 20 s. Its output:\n${output}`));
-    }, 20_000);
+      reject(new Error(`${name} did not start within 60 s. Its output:\n${output}`));
+    }, 60_000);
     const read = (chunk: Buffer) => {
       output += chunk.toString();
       const match = listening.exec(output);
