@@ -1,9 +1,12 @@
 import type { User } from 'forge-embed/client';
-import { sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import { type Connection, isTransaction, newId } from './connection.js';
 
 /** The host's users. */
 export class UserRepository {
+  /** `get`'s query, compiled once for this repository's handle. */
+  private getQuery?: CompiledQuery<User>;
+
   constructor(private readonly connection: Connection) {}
 
   async create(fullName: string, email: string): Promise<string> {
@@ -25,11 +28,16 @@ export class UserRepository {
   }
 
   async get(id: string): Promise<User | undefined> {
-    return this.connection.db
+    // Every request with a user token reads its user: the query is built and compiled once per
+    // database, not per request (issue 29); only its parameter changes.
+    const { db } = this.connection;
+    this.getQuery ??= db
       .selectFrom('users')
       .select(['id as _id', 'email', 'full_name as fullName'])
-      .where('id', '=', id)
-      .executeTakeFirst();
+      .where('id', '=', '')
+      .compile();
+    const { rows } = await db.executeQuery<User>({ ...this.getQuery, parameters: [id] });
+    return rows[0];
   }
 
   async update(id: string, fullName: string, email: string): Promise<boolean> {
