@@ -87,7 +87,7 @@ describe('<forge-config-modal> edit', () => {
       `GET /setup?workflowId=${STRIPE_TO_SLACK}`,
     ]);
     // That one answer was enough to open the user's copy with their values.
-    expect(el.shadowRoot!.querySelector('h2')!.textContent).to.include('Edit');
+    expect(el.shadowRoot!.querySelector('h2')!.textContent).to.include('Settings of');
     expect(field(el, 'Channel').value).to.equal('#mine');
     expect(field(el, 'Minimum amount').value).to.equal('5');
   });

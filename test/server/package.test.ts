@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -193,19 +193,29 @@ describe('the packed tarballs, installed into an empty project', () => {
         return join(dir, (JSON.parse(stdout) as { filename: string }[])[0]!.filename);
       };
       const tarballs = [await pack(), await pack('-w', 'server')];
-      // better-sqlite3 as this checkout has it, whose compiled addon is copied in below instead
-      // of being compiled again (minutes on a small machine): same version, same Node.
-      const sqlite = JSON.parse(readFileSync('node_modules/better-sqlite3/package.json', 'utf8')).version;
+      // better-sqlite3 as this checkout has it (its package carries its prebuilt addons, so no
+      // install script needs to run), from the npm cache; React for forge-embed/react, whose
+      // optional peer it is.
+      const versionOf = (name: string) => JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')).version;
+      const sqlite = versionOf('better-sqlite3');
       writeFileSync(
         join(dir, 'package.json'),
         JSON.stringify({ name: 'consumer', private: true, type: 'module', overrides: { 'better-sqlite3': sqlite } }),
       );
       await run(
         'npm',
-        ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs],
+        [
+          'install',
+          '--prefer-offline',
+          '--ignore-scripts',
+          '--no-audit',
+          '--no-fund',
+          '--loglevel=error',
+          ...tarballs,
+          `react@${versionOf('react')}`,
+        ],
         { cwd: dir },
       );
-      cpSync('node_modules/better-sqlite3/build', join(dir, 'node_modules/better-sqlite3/build'), { recursive: true });
 
       const specifiers = (name: string, exports: Record<string, unknown>) =>
         Object.keys(exports).map((entry) => (entry === '.' ? name : `${name}/${entry.slice(2)}`));
