@@ -34,6 +34,9 @@ let faultyBase: string;
 
 before(async () => {
   ({ apiBase, faultyBase } = await serviceInfo());
+  // After the test page itself has loaded: a frame added earlier would hold its load up.
+  if (document.readyState !== 'complete')
+    await new Promise((resolve) => addEventListener('load', resolve, { once: true }));
   frame = document.createElement('iframe');
   frame.src = '/csp/page.html';
   frame.style.cssText = 'width: 800px; height: 900px; border: 0';
@@ -73,7 +76,10 @@ function type(el: HTMLElement, input: HTMLInputElement, value: string) {
   return el;
 }
 
-describe('strict Content-Security-Policy', () => {
+describe('strict Content-Security-Policy', function () {
+  // Each test goes through many states against the real service, in one go.
+  this.timeout(60_000);
+
   it('the page records a style the policy blocks (the check itself works)', async () => {
     const style = page.document.createElement('div');
     style.setAttribute('style', 'color: red');
