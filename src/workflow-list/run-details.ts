@@ -1,7 +1,7 @@
 import { adoptStyles, css, html, nothing, type ReactiveControllerHost } from 'lit';
 import type { ForgeEmbedClient } from '../api/embed-client.js';
 import type { Block, ErrorLogEntry, ExecutionLogEntry } from '../api/types.js';
-import type { Plural } from '../internal/localize.js';
+import type { Plural } from '../internal/plural.js';
 import { timeTag } from '../internal/time.js';
 import type { RunDetailsStrings } from './run-details-strings.js';
 import type { WorkflowListStrings } from './strings.js';

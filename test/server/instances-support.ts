@@ -224,7 +224,7 @@ export class Cluster {
     });
     const instance = new Instance(name, child, this.apiKey);
     this.instances.push(instance);
-    const listening = await instance.line(/^Forge service listening on /);
+    const listening = await instance.line(/"msg":"Forge service listening on /);
     instance.url = /listening on (http:\/\/[^/]+)/.exec(listening)![1]!;
     return instance;
   }
