@@ -9,6 +9,7 @@ import { Engine } from './engine/engine.js';
 import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
 import { MAX_BODY_BYTES } from './http.js';
 import { serviceLogger } from './log.js';
+import { Metrics } from './metrics.js';
 import { DEMO_CATALOG } from './paths.js';
 import auth from './plugins/auth.js';
 import cors from './plugins/cors.js';
@@ -141,6 +142,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
   const store = await Store.open(dbPath, options.pool);
+  const metrics = new Metrics(store);
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
   // Names this process in the claims and leases it takes, so a row says which instance holds it.
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -177,6 +179,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     instanceId,
     clock: options.clock,
     logger: logger.child({ component: 'delivery' }),
+    metrics,
   });
   const engine = new Engine({
     store,
@@ -188,6 +191,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     instanceId,
     clock: options.clock,
     logger: logger.child({ component: 'engine' }),
+    metrics,
   });
 
   const app = Fastify({
@@ -217,6 +221,14 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   // only what is registered before it. Those that need an earlier one name it (fastify-plugin's
   // `dependencies`), so a wrong order fails at start.
   await app.register(shutdown, { store, engine, delivery });
+  // Request duration by route and status, for every request (404s and probes too: "unmatched").
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.requestDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode },
+      reply.elapsedTime / 1000,
+    );
+    done();
+  });
   await app.register(validation);
   await app.register(routeTable);
   await app.register(openapi);
@@ -241,6 +253,10 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   );
   registerLocalProvider(app, deps);
   registerProbes(app, deps);
+  // Prometheus text. Not public: the API key, like the rest of the host's operations.
+  app.get('/metrics', { config: { access: 'apiKey', probe: true }, schema: { hide: true } }, async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
 
   return { ...deps, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries, engine, delivery };
 }
