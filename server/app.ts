@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
@@ -7,7 +8,7 @@ import { type Clock, systemClock } from './clock.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
-import { MAX_BODY_BYTES } from './http.js';
+import { HttpProblem, MAX_BODY_BYTES } from './http.js';
 import { serviceLogger } from './log.js';
 import { Metrics } from './metrics.js';
 import { DEMO_CATALOG } from './paths.js';
@@ -77,6 +78,11 @@ export interface ServiceOptions {
    * elsewhere. Default 0.
    */
   drainDelayMs?: number;
+  /**
+   * Backpressure: past these bounds every request but /healthz gets 503 with Retry-After, and
+   * /readyz says not ready, until the process recovers. 0 (the default) switches a bound off.
+   */
+  pressure?: { maxEventLoopDelayMs?: number; maxHeapUsedBytes?: number; sampleIntervalMs?: number };
   /** PostgreSQL's pool size and query timeout. */
   pool?: PoolOptions;
   /** How long an HTTP block waits for an answer, in ms. Default 10 s. */
@@ -229,6 +235,13 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     );
     done();
   });
+  await app.register(underPressure, {
+    maxEventLoopDelay: options.pressure?.maxEventLoopDelayMs ?? 0,
+    maxHeapUsedBytes: options.pressure?.maxHeapUsedBytes ?? 0,
+    sampleInterval: options.pressure?.sampleIntervalMs ?? 1000,
+    retryAfter: 5,
+    customError: ServiceBusy,
+  });
   await app.register(validation);
   await app.register(routeTable);
   await app.register(openapi);
@@ -301,4 +314,18 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       return closing;
     },
   };
+}
+
+/** What an overloaded service answers (with Retry-After): a problem document like every other error. */
+class ServiceBusy extends HttpProblem {
+  constructor() {
+    super(
+      503,
+      'overloaded',
+      'Service overloaded',
+      'The service is too busy to take this request now (its event loop lags or its memory passed its bound). Retry after the time Retry-After says.',
+      undefined,
+      { 'Retry-After': '5' },
+    );
+  }
 }

@@ -56,3 +56,24 @@ describe('GET /metrics', () => {
     }
   });
 });
+
+describe('backpressure', () => {
+  test('past the memory bound, requests get 503 with Retry-After and /readyz says not ready; /healthz still answers', async () => {
+    // A heap bound of one byte: always passed, so the service is under pressure from its first sample.
+    const h = await startHarness({ pressure: { maxHeapUsedBytes: 1, sampleIntervalMs: 10 } });
+    try {
+      await until(async () => (await h.api('GET', '/user')).status === 503);
+      const busy = await fetch(`${h.service.url}/forge/2021-12/user`, {
+        headers: { Authorization: `Bearer ${h.service.apiKey}` },
+      });
+      assert.equal(busy.status, 503);
+      assert.equal(busy.headers.get('retry-after'), '5');
+      assert.match(String(busy.headers.get('content-type')), /^application\/problem\+json/);
+      assert.match(((await busy.json()) as { detail: string }).detail, /too busy/);
+      assert.equal((await fetch(`${h.service.url}/readyz`)).status, 503);
+      assert.equal((await fetch(`${h.service.url}/healthz`)).status, 200);
+    } finally {
+      await h.close();
+    }
+  });
+});
