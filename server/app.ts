@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
 import { type Clock, systemClock } from './clock.js';
+import { Connections } from './engine/connections.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
@@ -190,6 +191,13 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const engine = new Engine({
     store,
     catalog,
+    connections: new Connections({
+      store,
+      catalog,
+      secrets,
+      env: deps.env,
+      log: deps.log,
+    }),
     secrets: deps.secrets,
     delivery,
     env: { SANDBOX_URL: (options.sandboxUrl ?? DEFAULT_SANDBOX_URL).replace(/\/+$/, '') },

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { oauthRedirectUri, startService } from './app.js';
+import { checkPublicUrl, oauthRedirectUri, startService } from './app.js';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
 import { type Clock, fileClock } from './clock.js';
@@ -289,9 +289,12 @@ if (command === 'check') {
       catalog: new Catalog(option('catalog') ?? DEMO_CATALOG),
       secrets: undefined as never,
       delivery: undefined as never,
+      connections: undefined as never,
       env: {},
       instanceId: 'check',
     });
+    const publicUrl = option('public-url');
+    if (publicUrl) checkPublicUrl(publicUrl);
   } catch (error) {
     console.error(`forge-service check: the catalog: ${(error as Error).message}`);
     process.exit(1);

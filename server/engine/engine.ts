@@ -7,16 +7,18 @@ import type { Metrics } from '../metrics.js';
 import type { SecretBox } from '../secrets.js';
 import type { ChildRow, Store } from '../store/store.js';
 import { BlockFailure, runnerFor, TRIGGER_TYPES, type Trigger } from './blocks.js';
+import type { Connections } from './connections.js';
 import { type CronSchedule, CronSyntaxError, parseCron } from './cron.js';
 import type { Delivery } from './delivery.js';
 import { ExpressionError, type Scope } from './expressions.js';
-import { type AppAccess, placeCredential, type StoredCredential } from './placement.js';
 
 export interface EngineOptions {
   store: Store;
   catalog: Catalog;
   secrets: SecretBox;
   delivery: Delivery;
+  /** The users' connections to apps: credentials placed, OAuth tokens kept fresh. */
+  connections: Connections;
   /** The values of `{{env.<NAME>}}` in block parameters. */
   env: Record<string, string>;
   /** How long an HTTP block waits for an answer. Default 10 s. */
@@ -209,7 +211,7 @@ export class Engine {
   }
 
   private async execute(child: ChildRow, trigger: Trigger): Promise<ExecutionOutcome> {
-    const { store, catalog, delivery } = this.options;
+    const { store, catalog, delivery, connections } = this.options;
     const parent = catalog.get(child.parentId)!;
     const executionId = newExecutionId();
     const startedAt = new Date().toISOString();
@@ -230,7 +232,10 @@ export class Engine {
           scope,
           trigger,
           values: child.variables[block.id],
-          access: await this.accessFor(child.userId, block.integration),
+          ...(await connections.forBlock(child.userId, block.integration).then(({ access, renew }) => ({
+            access,
+            renewAccess: renew,
+          }))),
           signal: this.shutdown.signal,
           httpTimeoutMs: this.options.httpTimeoutMs ?? 10_000,
         }));
@@ -305,30 +310,6 @@ export class Engine {
       vars,
       env: this.options.env,
     };
-  }
-
-  /**
-   * What an HTTP block of an integration sends to its app: the user's credential placed as the
-   * integration's `auth` says, confined to its API's origin (server/engine/placement.ts).
-   */
-  private async accessFor(userId: string, integration: string | undefined): Promise<AppAccess | undefined> {
-    if (!integration) return undefined;
-    const config = this.options.catalog.apps.get(integration) ?? { parameters: [] };
-    const sealed = await this.options.store.getCredentialSecret(userId, integration);
-    if (!sealed) {
-      // Not connected: the request goes without a credential (the app refuses it, as it should).
-      const fixed = config.baseUrl && !config.baseUrl.includes('{{') ? config.baseUrl : undefined;
-      return { baseUrl: fixed, headers: {}, query: {}, anyOrigin: false, connection: {} };
-    }
-    const access = placeCredential(config, this.options.secrets.open<StoredCredential>(sealed));
-    if (!access) {
-      const name = this.options.catalog.integrations.get(integration)?.displayName ?? integration;
-      throw new BlockFailure(
-        `The connection to ${name} lacks a value its API needs (it was saved before the catalog asked for it); connect ${name} again.`,
-        'connection',
-      );
-    }
-    return access;
   }
 }
 
