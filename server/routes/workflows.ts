@@ -14,6 +14,7 @@ import {
   WorkflowIdParams,
   WorkflowSummariesSchema,
 } from '../schemas.js';
+import { numberFrom } from '../shared/number.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
 import {
@@ -72,18 +73,11 @@ function checkBlockValues(
       fields.add(at, `${variable.name} must be at most ${MAX_TEXT_VALUE} characters.`);
     } else {
       // The interface declares strings; a numeric variable keeps a number when the text is one.
-      out.push([variable.name, typeof variable.value === 'number' ? numberOrText(value) : value]);
+      out.push([variable.name, typeof variable.value === 'number' ? (numberFrom(value) ?? value) : value]);
     }
   }
   // fromEntries makes own properties, also of a variable named "__proto__".
   return Object.fromEntries(out);
-}
-
-/** A decimal number as people type one; `Number()` alone would also take "0x10" or "". */
-const DECIMAL = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
-
-function numberOrText(text: string): string | number {
-  return DECIMAL.test(text) && Number.isFinite(Number(text)) ? Number(text) : text;
 }
 
 type Params = { workflowId: string };
