@@ -1,15 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Integration, OAuthResultMessage } from 'forge-embed/client';
 import type { AppConfig } from '../catalog/auth.js';
 import { absoluteUrl, placeCredential } from '../engine/placement.js';
-import { badRequest, escapeHtml, HTML_HEADERS, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
-import { confirmGrant, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
+import { badRequest, escapeHtml, HTML_HEADERS, HttpProblem, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
+import {
+  authorizeUrl,
+  ClientNotConfigured,
+  clientCredentials,
+  finishAuthorization,
+  identify,
+  newCodeVerifier,
+  type OAuthApp,
+  ProviderFailure,
+} from '../oauth/client.js';
+import { confirmGrant, type Flow, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import { ConnectedIntegrationSchema, IntegrationParams, RateLimitedResponse } from '../schemas.js';
-import { bodyObject, FieldChecker } from '../validate.js';
+import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
-import { baseOf, type ServiceDeps } from './context.js';
+import { baseOf, redirectUri, type ServiceDeps } from './context.js';
 
 /** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
 
@@ -28,10 +38,29 @@ const HtmlPage = {
 };
 const Redirect = { description: 'A redirect to the next page of the OAuth flow.', type: 'null' };
 
-export function registerCredentials(
-  api: FastifyInstance,
-  { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs }: ServiceDeps,
-): void {
+/** What an OAuth flow keeps, sealed, beside its state until the callback. */
+interface SealedFlow {
+  codeVerifier: string;
+  connection: Record<string, string>;
+}
+
+/** The problem for an OAuth integration whose client the host has not configured. */
+export function notConfigured(integration: Integration, variable: string): HttpProblem {
+  return new HttpProblem(
+    409,
+    'integration-not-configured',
+    'Integration not configured',
+    `${integration.displayName} can't be connected right now: the service has no OAuth client for it. The host sets the environment variable ${variable} and restarts the service.`,
+  );
+}
+
+export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): void {
+  const { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs, env, log } = deps;
+  /** The integration's OAuth client when its catalog entry has an oauth2 `auth`; else the legacy local stand-in. */
+  const oauthAppOf = (name: string): OAuthApp | undefined => {
+    const auth = catalog.apps.get(name)?.auth;
+    return auth?.kind === 'oauth2' ? { integration: name, auth } : undefined;
+  };
   const limitWrites = async (userId: string) =>
     rateLimited(await limits.hit('credentials', userId), 'This user saved credentials too often.');
 
@@ -135,15 +164,89 @@ export function registerCredentials(
           `Start OAuth from a page on an allowed origin (FORGE_ALLOWED_ORIGINS); this request came from ${origin ?? 'no origin'}.`,
         );
       }
+      const oauthApp = oauthAppOf(integration.name);
+      const connection: Record<string, string> = {};
+      if (oauthApp) {
+        try {
+          clientCredentials(oauthApp, env);
+        } catch (error) {
+          if (error instanceof ClientNotConfigured) throw notConfigured(integration, error.variable);
+          throw error;
+        }
+        // Values that are part of the provider's own URLs (a Shopify shop) come before the redirect.
+        const given = isPlainObject(request.body) ? request.body : {};
+        const fields = new FieldChecker(given);
+        for (const [name, pattern] of Object.entries(oauthApp.auth.connectionValues)) {
+          const value = fields.string(name, { max: 200 });
+          if (value && !new RegExp(pattern, 'u').test(value))
+            fields.errors.push({ path: `body.${name}`, message: `${name} must match ${pattern}.` });
+          connection[name] = value;
+        }
+        fields.onlyKnown(Object.keys(oauthApp.auth.connectionValues));
+        fields.done();
+      }
       const userId = (request.principal as { userId: string }).userId;
       rateLimited(await limits.hit('oauth', userId), 'This user started too many sign-in windows.');
-      const { state, expiresAt } = await store.createOAuthState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
+      const flow: SealedFlow = { codeVerifier: newCodeVerifier(), connection };
+      const { state, expiresAt } = await store.createOAuthState(
+        userId,
+        integration.name,
+        origin,
+        OAUTH_STATE_TTL_MS,
+        oauthApp ? secrets.seal(flow) : null,
+      );
       return {
         url: `${baseOf(request)}${API_PREFIX}/oauth/authorize?state=${state}`,
         expiresAt: new Date(expiresAt).toISOString(),
       };
     },
   );
+
+  /**
+   * The provider's answer, exchanged for tokens server-side. The grant then waits for the element
+   * that started the flow (server/oauth-grants.ts); denied or failed, nothing is stored.
+   */
+  const finishFlow = async (
+    oauthApp: OAuthApp,
+    found: Flow & { sealedFlow: string },
+    request: FastifyRequest,
+  ): Promise<OAuthResultMessage> => {
+    const displayName = catalog.integrations.get(found.integration)?.displayName ?? found.integration;
+    const base = { type: 'forge-oauth', integration: found.integration } as const;
+    try {
+      const flow = secrets.open<SealedFlow>(found.sealedFlow);
+      const callback = new URLSearchParams(request.query as Record<string, string>);
+      const credential = await identify(
+        oauthApp,
+        await finishAuthorization(oauthApp, env, callback, {
+          state: callback.get('state') ?? '',
+          ...flow,
+          redirectUri: redirectUri(deps, request),
+        }),
+      );
+      return {
+        ...base,
+        status: 'authorized',
+        grant: await holdGrant(store, secrets, found, credential, oauthGrantTtlMs),
+      };
+    } catch (error) {
+      if (!(error instanceof ProviderFailure || error instanceof ClientNotConfigured)) throw error;
+      const answer = error instanceof ProviderFailure ? error.providerAnswer : error.message;
+      log(`oauth ${found.integration}: sign-in not completed: ${answer}`);
+      if (error instanceof ProviderFailure && error.reason === 'denied') {
+        return {
+          ...base,
+          status: 'denied',
+          message: 'Access was denied, so nothing was connected. Close this window; you can choose Connect again.',
+        };
+      }
+      return {
+        ...base,
+        status: 'error',
+        message: `${displayName} could not be connected (${error instanceof ProviderFailure ? error.message : "it can't be connected right now"}), so nothing was connected. Close this window and choose Connect again.`,
+      };
+    }
+  };
 
   // The element confirms the grant the callback page handed to it (server/oauth-grants.ts).
   api.post(
@@ -168,11 +271,12 @@ export function registerCredentials(
       const { grant } = request.body as { grant: string };
       const userId = (request.principal as { userId: string }).userId;
       await limitWrites(userId);
-      const connectedAt = await confirmGrant(store, grant, {
-        userId,
-        integration: integration.name,
-        origin: request.headers.origin,
-      });
+      const connectedAt = await confirmGrant(
+        store,
+        grant,
+        { userId, integration: integration.name, origin: request.headers.origin },
+        (sealed) => secrets.open<{ account?: string }>(sealed).account ?? null,
+      );
       if (!connectedAt) {
         throw badRequest(
           `This ${integration.displayName} sign-in could not be confirmed: it was already used, has expired, or was started by another user or page. Choose Connect again.`,
@@ -199,6 +303,26 @@ export function registerCredentials(
       // The link works once: a second visit (a replay, or an attacker's link opened again) finds nothing.
       const found = await openAuthorizeLink(store, state);
       if (!found) return expiredLink(reply);
+      const oauthApp = oauthAppOf(found.integration);
+      if (oauthApp && found.sealedFlow) {
+        let location: string;
+        try {
+          location = await authorizeUrl(oauthApp, env, {
+            state,
+            ...secrets.open<SealedFlow>(found.sealedFlow),
+            redirectUri: redirectUri(deps, request),
+          });
+        } catch (error) {
+          if (!(error instanceof ClientNotConfigured || error instanceof ProviderFailure)) throw error;
+          log(`oauth ${found.integration}: cannot start the sign-in: ${error.message}`);
+          return sendPage(
+            reply,
+            400,
+            page('Not connected', "<p>This app can't be connected right now. Close this window.</p>"),
+          );
+        }
+        return reply.code(302).headers(REDIRECT_HEADERS).header('Location', location).send();
+      }
       const base = baseOf(request);
       const redirect = new URL(`${base}${LOCAL_PROVIDER_PREFIX}/${found.integration}/authorize`);
       redirect.search = new URLSearchParams({
@@ -228,7 +352,10 @@ export function registerCredentials(
       if (!found) return expiredLink(reply);
       const integration = catalog.integrations.get(found.integration);
       let message: OAuthResultMessage;
-      if (query.error) {
+      const oauthApp = oauthAppOf(found.integration);
+      if (oauthApp && found.sealedFlow) {
+        message = await finishFlow(oauthApp, found as typeof found & { sealedFlow: string }, request);
+      } else if (query.error) {
         message = {
           type: 'forge-oauth',
           integration: found.integration,

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { MAX_TOKEN_TTL_SECONDS } from '../auth.js';
+import { normalizeEmail } from '../email.js';
 import { conflict, notFound, rateLimited } from '../http.js';
 import {
   CreateUserBody,
@@ -39,12 +40,17 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
         summary: 'Create a user',
         tags: ['users'],
         body: CreateUserBody,
-        response: { 200: Type.Object({ userId: Type.String() }) },
+        response: {
+          200: Type.Object({ userId: Type.String() }),
+          429: RateLimitedResponse('users created with this API key'),
+        },
       },
     },
     async (request) => {
+      // One API key per service: its users share one count.
+      rateLimited(await limits.hit('user', 'apiKey'), 'Too many users were created with this API key.');
       const body = request.body as { name: string; email: string };
-      const email = body.email.trim().toLowerCase();
+      const email = normalizeEmail(body.email);
       try {
         return { userId: await store.createUser(body.name.trim(), email) };
       } catch (error) {
@@ -108,7 +114,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
     async (request) => {
       const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
       const body = request.body as { email: string; fullName: string };
-      const email = body.email.trim().toLowerCase();
+      const email = normalizeEmail(body.email);
       const fullName = body.fullName.trim();
       try {
         await store.updateUser(user._id, fullName, email);

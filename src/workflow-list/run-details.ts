@@ -192,7 +192,7 @@ export class RunDetails {
                           ? html`<span class="small">${t.runError[error.kind](names.get(error.blockId) ?? error.blockType)}</span>
                               <details class="small">
                                 <summary>${t.technicalDetails}</summary>
-                                <pre>${error.error}\n\n${error.blockType} · ${error.blockId}\n${error.createdAt} · ${error._id}</pre>
+                                <pre><bdi>${error.error}</bdi>\n\n${error.blockType} · ${error.blockId}\n${error.createdAt} · ${error._id}</pre>
                               </details>`
                           : nothing
                       }
