@@ -61,7 +61,7 @@ export function registerMeta(api: FastifyInstance, { authKeys, catalog }: Servic
  * For a load balancer: `/healthz` says the process answers, `/readyz` that it can reach its
  * database. Marked `probe`: they live beside the service interface, not in its route table.
  */
-export function registerProbes(app: FastifyInstance, { store }: ServiceDeps): void {
+export function registerProbes(app: FastifyInstance, { store, lifecycle }: ServiceDeps): void {
   const Status = Type.Object({ status: Type.String() });
   app.get(
     '/healthz',
@@ -78,6 +78,15 @@ export function registerProbes(app: FastifyInstance, { store }: ServiceDeps): vo
       schema: { summary: 'The database is reachable', tags: ['meta'], response: { 200: Status } },
     },
     async (request) => {
+      if (lifecycle.stopping) {
+        // The load balancer takes this instance out while it still answers what is sent to it.
+        throw new HttpProblem(
+          503,
+          'not-ready',
+          'Not ready',
+          'The service is stopping; send requests to another instance.',
+        );
+      }
       try {
         await store.ping();
       } catch (error) {

@@ -102,5 +102,44 @@ export function withUsers<Base extends StoreClass>(base: Base) {
         .executeTakeFirst();
       return row?.secret;
     }
+
+    /**
+     * One connection's row: its sealed secret and status. `forUpdate` locks the row until the
+     * transaction ends (PostgreSQL; SQLite has one writer anyway), so of several instances that
+     * want to refresh the same token, one does and the others read its result.
+     */
+    async getConnection(
+      userId: string,
+      integration: string,
+      { forUpdate = false }: { forUpdate?: boolean } = {},
+    ): Promise<{ secret: string; status: 'connected' | 'broken' } | undefined> {
+      let query = this.db
+        .selectFrom('credentials')
+        .select(['secret', 'status'])
+        .where('user_id', '=', userId)
+        .where('integration', '=', integration);
+      if (forUpdate && this.dialect === 'postgres') query = query.forUpdate();
+      return query.executeTakeFirst();
+    }
+
+    /** A refreshed token replaces the stored one; the connection stays as it was connected. */
+    async replaceConnectionSecret(userId: string, integration: string, sealedSecret: string): Promise<void> {
+      await this.db
+        .updateTable('credentials')
+        .set({ secret: sealedSecret })
+        .where('user_id', '=', userId)
+        .where('integration', '=', integration)
+        .execute();
+    }
+
+    /** The provider refused the grant: runs fail at once until the user connects again. */
+    async markConnectionBroken(userId: string, integration: string): Promise<void> {
+      await this.db
+        .updateTable('credentials')
+        .set({ status: 'broken' })
+        .where('user_id', '=', userId)
+        .where('integration', '=', integration)
+        .execute();
+    }
   };
 }
