@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Setup } from 'forge-embed/client';
+import { CatalogAnswers } from '../catalog/answers.js';
 import { badRequest } from '../http.js';
 import { SetupSchema } from '../schemas.js';
-import { childView, parentView } from '../views.js';
+import { childView } from '../views.js';
 import { baseOf, type ServiceDeps } from './context.js';
 
 /**
@@ -13,6 +14,7 @@ import { baseOf, type ServiceDeps } from './context.js';
  * the credentials, then each copy's values); this one needs a single round trip.
  */
 export function registerSetup(api: FastifyInstance, { store, catalog }: ServiceDeps): void {
+  const answers = new CatalogAnswers(catalog);
   api.get(
     '/setup',
     {
@@ -28,7 +30,7 @@ export function registerSetup(api: FastifyInstance, { store, catalog }: ServiceD
         response: { 200: SetupSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const userId = (request.principal as { userId: string }).userId;
       // An empty value counts as absent (the query parser drops it), as GET /workflow treats `?integration=`.
       const { workflowId, integration } = request.query as { workflowId?: string; integration?: string };
@@ -51,12 +53,19 @@ export function registerSetup(api: FastifyInstance, { store, catalog }: ServiceD
       const installed = (await store.listChildren(userId))
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));
-      const setup: Setup = {
-        workflows: workflows.map((parent) => parentView(parent, base)),
-        installed,
-        credentials: await store.listCredentials(userId),
-      };
-      return setup;
+      const credentials: Setup['credentials'] = await store.listCredentials(userId);
+      // The parents on offer change only with the catalog: their JSON is made once (issue 29);
+      // the answer is the text JSON.stringify makes of Setup, field for field in its order.
+      const parents = answers.setupParents(
+        base,
+        workflowId === undefined ? { integration: integration! } : { workflowId },
+        workflows,
+      );
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(
+          `{"workflows":${parents},"installed":${JSON.stringify(installed)},"credentials":${JSON.stringify(credentials)}}`,
+        );
     },
   );
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { User } from 'forge-embed/client';
 import { MAX_TOKEN_TTL_SECONDS } from '../auth.js';
 import { normalizeEmail } from '../email.js';
 import { conflict, notFound, rateLimited } from '../http.js';
@@ -26,8 +27,9 @@ type Params = { userId: string };
 
 export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, limits }: ServiceDeps): void {
   /** Only the API key, or the token of this very user; anyone else's id is simply not there. */
-  const visibleUser = async (userId: string, principal: { kind: string; userId?: string }) => {
-    const user = await store.getUser(userId);
+  const visibleUser = async (userId: string, principal: { kind: string; userId?: string }, tokenUser?: User) => {
+    // A user token's own user was read by the credential check a moment ago.
+    const user = tokenUser?._id === userId ? tokenUser : await store.getUser(userId);
     if (!user || (principal.kind === 'user' && principal.userId !== userId)) throw noUser(userId);
     return user;
   };
@@ -86,7 +88,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const user = await visibleUser((request.params as Params).userId, request.principal);
+      const user = await visibleUser((request.params as Params).userId, request.principal, request.tokenUser);
       const base = baseOf(request);
       const workflows = (await store.listChildren(user._id)).map((child) =>
         childSummaryView(

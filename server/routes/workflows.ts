@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { VariableValues } from 'forge-embed/client';
 import type { Principal } from '../auth.js';
+import { CatalogAnswers } from '../catalog/answers.js';
 import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
 import { badRequest, conflict, HttpProblem, notFound } from '../http.js';
 import {
@@ -17,15 +18,7 @@ import {
 import { numberFrom } from '../shared/number.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
-import {
-  blockValuesView,
-  childView,
-  executionLogBody,
-  parentOf,
-  parentView,
-  webhookUrl,
-  workflowSummariesView,
-} from '../views.js';
+import { blockValuesView, childView, executionLogBody, parentOf, webhookUrl } from '../views.js';
 import { baseOf, type ServiceDeps } from './context.js';
 
 const MAX_TEXT_VALUE = 10_000;
@@ -89,6 +82,8 @@ const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
 });
 
 export function registerWorkflows(api: FastifyInstance, { store, catalog }: ServiceDeps): void {
+  // The catalog's listings, serialized once per origin and filter (issue 29).
+  const answers = new CatalogAnswers(catalog);
   /**
    * The child workflow a caller names. Another user's child answers exactly as a missing one,
    * so a token never learns that someone else's workflow exists.
@@ -127,10 +122,9 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
         response: { 200: Type.Object({ data: Type.Array(ref(ParentWorkflowSchema)) }) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { integration } = request.query as { integration?: string };
-      const base = baseOf(request);
-      return { data: catalog.list(integration).map((w) => parentView(w, base)) };
+      return reply.type('application/json; charset=utf-8').send(answers.workflowList(baseOf(request), integration));
     },
   );
 
@@ -151,9 +145,11 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
         response: { 200: WorkflowSummariesSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { integration } = request.query as { integration?: string };
-      return workflowSummariesView(catalog.list(integration), baseOf(request));
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(answers.workflowSummaries(baseOf(request), integration));
     },
   );
 

@@ -1,6 +1,9 @@
 import type { User } from 'forge-embed/client';
-import { sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import { newId, type StoreClass } from './base.js';
+
+/** GET-a-user's query, compiled, by the Kysely instance it was compiled for. */
+const getUserQueries = new WeakMap<object, CompiledQuery<User>>();
 
 /** The host's users, and the integration credentials each has connected (sealed). */
 export function withUsers<Base extends StoreClass>(base: Base) {
@@ -24,11 +27,19 @@ export function withUsers<Base extends StoreClass>(base: Base) {
     }
 
     async getUser(id: string): Promise<User | undefined> {
-      return this.db
-        .selectFrom('users')
-        .select(['id as _id', 'email', 'full_name as fullName'])
-        .where('id', '=', id)
-        .executeTakeFirst();
+      // Every request with a user token reads its user: the query is built and compiled once
+      // per database, not per request (issue 29); only its parameter changes.
+      let query = getUserQueries.get(this.db);
+      if (!query) {
+        query = this.db
+          .selectFrom('users')
+          .select(['id as _id', 'email', 'full_name as fullName'])
+          .where('id', '=', '')
+          .compile();
+        getUserQueries.set(this.db, query);
+      }
+      const { rows } = await this.db.executeQuery<User>({ ...query, parameters: [id] });
+      return rows[0];
     }
 
     async updateUser(id: string, fullName: string, email: string): Promise<boolean> {
