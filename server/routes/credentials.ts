@@ -82,7 +82,7 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
         response: { 200: Type.Object({ data: Type.Array(ConnectedIntegrationSchema) }) },
       },
     },
-    async (request) => ({ data: await store.listCredentials((request.principal as { userId: string }).userId) }),
+    async (request) => ({ data: await store.credentials.list((request.principal as { userId: string }).userId) }),
   );
 
   api.post(
@@ -131,7 +131,7 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
       await limitWrites(userId);
       await verifyKey(integration, app, values);
       const sealed = secrets.seal({ kind: 'parameters', values });
-      const connectedAt = await store.saveCredential(userId, integration.name, sealed);
+      const connectedAt = await store.credentials.save(userId, integration.name, sealed);
       return { integration: integration.name, connectedAt };
     },
   );
@@ -188,7 +188,7 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
       const userId = (request.principal as { userId: string }).userId;
       rateLimited(await limits.hit('oauth', userId), 'This user started too many sign-in windows.');
       const flow: SealedFlow = { codeVerifier: newCodeVerifier(), connection };
-      const { state, expiresAt } = await store.createOAuthState(
+      const { state, expiresAt } = await store.oauth.createState(
         userId,
         integration.name,
         origin,
@@ -348,7 +348,7 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
     },
     async (request, reply) => {
       const query = request.query as OAuthQuery;
-      const found = await store.takeOAuthState(query.state ?? '');
+      const found = await store.oauth.takeState(query.state ?? '');
       if (!found) return expiredLink(reply);
       const integration = catalog.integrations.get(found.integration);
       let message: OAuthResultMessage;
@@ -432,7 +432,7 @@ export function registerLocalProvider(app: FastifyInstance, { store, catalog }: 
         async (request, reply) => {
           const integration = catalog.integrations.get((request.params as Params).integration);
           const query = request.query as OAuthQuery & Record<string, string>;
-          if (!integration || !(await store.getOAuthState(query.state ?? ''))) return expiredLink(reply);
+          if (!integration || !(await store.oauth.getState(query.state ?? ''))) return expiredLink(reply);
           const search = new URLSearchParams(query).toString();
           const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${search}`;
           return sendPage(
@@ -468,7 +468,7 @@ export function registerLocalProvider(app: FastifyInstance, { store, catalog }: 
           // else would leave the service.
           if (
             !catalog.integrations.get((request.params as Params).integration) ||
-            !(await store.getOAuthState(state)) ||
+            !(await store.oauth.getState(state)) ||
             redirectUri !== `${baseOf(request)}${API_PREFIX}/oauth/callback`
           ) {
             return expiredLink(reply);
@@ -477,7 +477,7 @@ export function registerLocalProvider(app: FastifyInstance, { store, catalog }: 
           const target = new URL(redirectUri);
           if (form.decision === 'allow') {
             const code = randomBytes(16).toString('base64url');
-            await store.setOAuthCode(state, code);
+            await store.oauth.setCode(state, code);
             target.search = new URLSearchParams({ code, state }).toString();
           } else {
             target.search = new URLSearchParams({ error: 'access_denied', state }).toString();

@@ -29,7 +29,7 @@ export function registerHealth(api: FastifyInstance, { store, catalog }: Service
     async (request) => {
       const userId = (request.principal as { userId: string }).userId;
       const now = new Date();
-      const rows = await store.listHealth(userId, new Date(now.getTime() - DAY_MS).toISOString());
+      const rows = await store.logs.listHealth(userId, new Date(now.getTime() - DAY_MS).toISOString());
       const workflows: WorkflowHealth[] = rows.map((row) => {
         const block = row.failure && catalog.get(row.parentId)?.blocks.find((b) => b.id === row.failure!.blockId);
         const next = row.active ? engine.nextScheduledRun(row.parentId, now) : undefined;

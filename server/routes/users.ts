@@ -29,7 +29,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
   /** Only the API key, or the token of this very user; anyone else's id is simply not there. */
   const visibleUser = async (userId: string, principal: { kind: string; userId?: string }, tokenUser?: User) => {
     // A user token's own user was read by the credential check a moment ago.
-    const user = tokenUser?._id === userId ? tokenUser : await store.getUser(userId);
+    const user = tokenUser?._id === userId ? tokenUser : await store.users.get(userId);
     if (!user || (principal.kind === 'user' && principal.userId !== userId)) throw noUser(userId);
     return user;
   };
@@ -54,7 +54,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       const body = request.body as { name: string; email: string };
       const email = normalizeEmail(body.email);
       try {
-        return { userId: await store.createUser(body.name.trim(), email) };
+        return { userId: await store.users.create(body.name.trim(), email) };
       } catch (error) {
         if (uniqueViolation(error) !== null) throw emailTaken(email);
         throw error;
@@ -72,7 +72,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
         response: { 200: Type.Object({ data: Type.Array(UserSchema) }) },
       },
     },
-    async () => ({ data: await store.listUsers() }),
+    async () => ({ data: await store.users.list() }),
   );
 
   api.get(
@@ -90,7 +90,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
     async (request) => {
       const user = await visibleUser((request.params as Params).userId, request.principal, request.tokenUser);
       const base = baseOf(request);
-      const workflows = (await store.listChildren(user._id)).map((child) =>
+      const workflows = (await store.children.list(user._id)).map((child) =>
         childSummaryView(
           child,
           parentOf(child, (id) => catalog.get(id)),
@@ -119,7 +119,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       const email = normalizeEmail(body.email);
       const fullName = body.fullName.trim();
       try {
-        await store.updateUser(user._id, fullName, email);
+        await store.users.update(user._id, fullName, email);
       } catch (error) {
         if (uniqueViolation(error) !== null) throw emailTaken(email);
         throw error;
@@ -141,7 +141,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
     },
     async (request) => {
       const { userId } = request.params as Params;
-      if (!(await store.deleteUser(userId))) throw noUser(userId);
+      if (!(await store.users.delete(userId))) throw noUser(userId);
       return { success: true };
     },
   );
@@ -190,7 +190,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
     },
     async (request) => {
       const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
-      const count = await store.deactivateUserChildren(user._id);
+      const count = await store.children.deactivateAllOf(user._id);
       return { message: `Disabled ${count} active workflow${count === 1 ? '' : 's'} of user ${user._id}.` };
     },
   );
