@@ -18,19 +18,22 @@ import routeTable, { type RouteEntry } from './plugins/route-table.js';
 import shutdown from './plugins/shutdown.js';
 import validation from './plugins/validation.js';
 import { RateLimiter, type RateLimits } from './rate-limit.js';
-import type { ServiceDeps } from './routes/context.js';
-import { registerCredentials, registerLocalProvider } from './routes/credentials.js';
-import { registerHealth } from './routes/health.js';
-import { registerHooks } from './routes/hooks.js';
-import { registerMeta, registerProbes } from './routes/meta.js';
-import { registerSettings } from './routes/settings.js';
-import { registerSetup } from './routes/setup.js';
-import { registerUsers } from './routes/users.js';
-import { registerWorkflows } from './routes/workflows.js';
+import type { RoutePlugin, ServiceDeps } from './routes/context.js';
+import credentials, { localProvider } from './routes/credentials.js';
+import health from './routes/health.js';
+import hooks from './routes/hooks.js';
+import meta, { probes } from './routes/meta.js';
+import settings from './routes/settings.js';
+import setup from './routes/setup.js';
+import users from './routes/users.js';
+import workflows from './routes/workflows.js';
 import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { SecretBox } from './secrets.js';
 import { Store } from './store/store.js';
-import { API_PREFIX } from './views.js';
+import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from './views.js';
+
+/** The service interface's route modules, in the order of the route table and the OpenAPI document. */
+const API_ROUTES: RoutePlugin[] = [users, workflows, credentials, setup, hooks, health, settings, meta];
 
 export type { Access, RouteEntry } from './plugins/route-table.js';
 export { baseOf, type ServiceDeps } from './routes/context.js';
@@ -88,9 +91,6 @@ export interface Service extends ServiceDeps {
   apiKeyGenerated: boolean;
   /** Every route, as Fastify registered it; tests walk it so that no endpoint is left out. */
   routes: RouteEntry[];
-  /** Runs workflows: `engine.tick(date)` runs what is scheduled in that minute. */
-  engine: Engine;
-  delivery: Delivery;
 }
 
 export interface RunningService extends Service {
@@ -115,21 +115,12 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
   // Names this process in the claims and leases it takes, so a row says which instance holds it.
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const deps: ServiceDeps = {
-    store,
-    catalog,
-    authKeys,
-    secrets,
-    allowedOrigins: options.allowedOrigins ?? [],
-    allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
-    limits: new RateLimiter(store, options.rateLimits, options.clock),
-    oauthGrantTtlMs: options.oauthGrantTtlMs,
-  };
+  const allowPrivateWebhooks = options.allowPrivateWebhooks ?? false;
   const delivery = new Delivery({
     store,
     secrets,
     ...options.delivery,
-    allowPrivateTargets: deps.allowPrivateWebhooks,
+    allowPrivateTargets: allowPrivateWebhooks,
     instanceId,
     clock: options.clock,
     log: options.log,
@@ -137,7 +128,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const engine = new Engine({
     store,
     catalog,
-    secrets: deps.secrets,
+    secrets,
     delivery,
     env: { SANDBOX_URL: (options.sandboxUrl ?? DEFAULT_SANDBOX_URL).replace(/\/+$/, '') },
     httpTimeoutMs: options.httpTimeoutMs,
@@ -145,6 +136,18 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     clock: options.clock,
     log: options.log,
   });
+  const deps: ServiceDeps = {
+    store,
+    catalog,
+    authKeys,
+    secrets,
+    allowedOrigins: options.allowedOrigins ?? [],
+    allowPrivateWebhooks,
+    limits: new RateLimiter(store, options.rateLimits, options.clock),
+    oauthGrantTtlMs: options.oauthGrantTtlMs,
+    engine,
+    delivery,
+  };
 
   const app = Fastify({
     logger: requestLogger(options.logStream),
@@ -182,23 +185,11 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   await app.register(problems, { logged: !!options.logStream });
   if (options.logStream) await app.register(requestLog, { stream: options.logStream });
 
-  await app.register(
-    async (api) => {
-      registerUsers(api, deps);
-      registerWorkflows(api, deps);
-      registerCredentials(api, deps);
-      registerSetup(api, deps);
-      registerHooks(api, engine, deps.limits);
-      registerHealth(api, deps, engine);
-      registerSettings(api, deps, delivery);
-      registerMeta(api, deps);
-    },
-    { prefix: API_PREFIX },
-  );
-  registerLocalProvider(app, deps);
-  registerProbes(app, deps);
+  for (const routes of API_ROUTES) await app.register(routes, { ...deps, prefix: API_PREFIX });
+  await app.register(probes, deps);
+  await app.register(localProvider, { ...deps, prefix: LOCAL_PROVIDER_PREFIX });
 
-  return { ...deps, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries, engine, delivery };
+  return { ...deps, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries };
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {

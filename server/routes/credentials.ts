@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { Integration, OAuthResultMessage } from 'forge-embed/client';
 import { badRequest, escapeHtml, HTML_HEADERS, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
 import { confirmGrant, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import { ConnectedIntegrationSchema, IntegrationParams, RateLimitedResponse } from '../schemas.js';
-import { bodyObject, FieldChecker } from '../validate.js';
+import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
-import { baseOf, type ServiceDeps } from './context.js';
+import { baseOf, type RoutePlugin } from './context.js';
 
 /** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
-
-type Params = { integration: string };
-type OAuthQuery = { state?: string; code?: string; error?: string; redirect_uri?: string };
 
 const OAuthQuerySchema = Type.Object({
   state: Type.Optional(Type.String({ description: 'The one-time state of the flow.' })),
@@ -26,10 +23,7 @@ const HtmlPage = {
 };
 const Redirect = { description: 'A redirect to the next page of the OAuth flow.', type: 'null' };
 
-export function registerCredentials(
-  api: FastifyInstance,
-  { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs }: ServiceDeps,
-): void {
+const credentials: RoutePlugin = async (api, { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs }) => {
   const limitWrites = async (userId: string) =>
     rateLimited(await limits.hit('credentials', userId), 'This user saved credentials too often.');
 
@@ -51,7 +45,7 @@ export function registerCredentials(
         response: { 200: Type.Object({ data: Type.Array(ConnectedIntegrationSchema) }) },
       },
     },
-    async (request) => ({ data: await store.listCredentials((request.principal as { userId: string }).userId) }),
+    async (request) => ({ data: await store.listCredentials(request.principal.userId) }),
   );
 
   api.post(
@@ -71,7 +65,7 @@ export function registerCredentials(
       },
     },
     async (request) => {
-      const integration = integrationNamed((request.params as Params).integration);
+      const integration = integrationNamed(request.params.integration);
       if (integration.type === 'oauth2') {
         throw badRequest(
           `${integration.displayName} connects through OAuth: POST ${API_PREFIX}/credentials/${integration.name}/oauth.`,
@@ -84,7 +78,7 @@ export function registerCredentials(
       for (const parameter of wanted) values[parameter.name] = fields.string(parameter.name, { max: 2000 });
       fields.onlyKnown(wanted.map((p) => p.name));
       fields.done();
-      const userId = (request.principal as { userId: string }).userId;
+      const { userId } = request.principal;
       await limitWrites(userId);
       const sealed = secrets.seal({ kind: 'parameters', values });
       const connectedAt = await store.saveCredential(userId, integration.name, sealed);
@@ -107,7 +101,7 @@ export function registerCredentials(
       },
     },
     async (request) => {
-      const integration = integrationNamed((request.params as Params).integration);
+      const integration = integrationNamed(request.params.integration);
       if (integration.type !== 'oauth2') {
         throw badRequest(
           `${integration.displayName} does not use OAuth; POST its required parameters to ${API_PREFIX}/credentials/${integration.name}.`,
@@ -120,7 +114,7 @@ export function registerCredentials(
           `Start OAuth from a page on an allowed origin (FORGE_ALLOWED_ORIGINS); this request came from ${origin ?? 'no origin'}.`,
         );
       }
-      const userId = (request.principal as { userId: string }).userId;
+      const { userId } = request.principal;
       rateLimited(await limits.hit('oauth', userId), 'This user started too many sign-in windows.');
       const { state, expiresAt } = await store.createOAuthState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
       return {
@@ -149,9 +143,9 @@ export function registerCredentials(
       },
     },
     async (request) => {
-      const integration = integrationNamed((request.params as Params).integration);
-      const { grant } = request.body as { grant: string };
-      const userId = (request.principal as { userId: string }).userId;
+      const integration = integrationNamed(request.params.integration);
+      const { grant } = request.body;
+      const { userId } = request.principal;
       await limitWrites(userId);
       const connectedAt = await confirmGrant(store, grant, {
         userId,
@@ -180,7 +174,7 @@ export function registerCredentials(
       },
     },
     async (request, reply) => {
-      const { state = '' } = request.query as OAuthQuery;
+      const { state = '' } = request.query;
       // The link works once: a second visit (a replay, or an attacker's link opened again) finds nothing.
       const found = await openAuthorizeLink(store, state);
       if (!found) return expiredLink(reply);
@@ -208,7 +202,7 @@ export function registerCredentials(
       },
     },
     async (request, reply) => {
-      const query = request.query as OAuthQuery;
+      const { query } = request;
       const found = await store.takeOAuthState(query.state ?? '');
       if (!found) return expiredLink(reply);
       const integration = catalog.integrations.get(found.integration);
@@ -259,94 +253,90 @@ window.close();
       );
     },
   );
-}
+};
+
+export default credentials;
 
 /**
- * The local OAuth provider, beside the API (under LOCAL_PROVIDER_PREFIX): a consent page for
- * the catalog's OAuth integrations, and the form it posts (the only form body the service reads,
- * hence its own parser in its own scope).
+ * The local OAuth provider, beside the API (registered under LOCAL_PROVIDER_PREFIX): a consent
+ * page for the catalog's OAuth integrations, and the form it posts (the only form body the
+ * service reads, hence its own parser in this plugin's own scope).
  */
-export function registerLocalProvider(app: FastifyInstance, { store, catalog }: ServiceDeps): void {
-  app.register(
-    async (provider) => {
-      provider.addContentTypeParser(
-        'application/x-www-form-urlencoded',
-        { parseAs: 'string', bodyLimit: 10_000 },
-        (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
-      );
+export const localProvider: RoutePlugin = async (app, { store, catalog }) => {
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 10_000 },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
 
-      provider.get(
-        '/:integration/authorize',
-        {
-          config: { access: 'public' },
-          schema: {
-            summary: 'The local OAuth provider’s consent page',
-            tags: ['oauth'],
-            params: IntegrationParams,
-            querystring: OAuthQuerySchema,
-            response: { 200: HtmlPage, 400: HtmlPage },
-          },
-        },
-        async (request, reply) => {
-          const integration = catalog.integrations.get((request.params as Params).integration);
-          const query = request.query as OAuthQuery & Record<string, string>;
-          if (!integration || !(await store.getOAuthState(query.state ?? ''))) return expiredLink(reply);
-          const search = new URLSearchParams(query).toString();
-          const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${search}`;
-          return sendPage(
-            reply,
-            200,
-            page(
-              `Allow access to your ${integration.displayName} account?`,
-              `<p>The integration will be able to read and send data on your behalf. This consent page is served by the local Forge service, standing in for ${escapeHtml(integration.displayName)}.</p>
+  app.get(
+    '/:integration/authorize',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'The local OAuth provider’s consent page',
+        tags: ['oauth'],
+        params: IntegrationParams,
+        querystring: OAuthQuerySchema,
+        response: { 200: HtmlPage, 400: HtmlPage },
+      },
+    },
+    async (request, reply) => {
+      const integration = catalog.integrations.get(request.params.integration);
+      const { query } = request;
+      if (!integration || !(await store.getOAuthState(query.state ?? ''))) return expiredLink(reply);
+      const search = new URLSearchParams(query).toString();
+      const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${search}`;
+      return sendPage(
+        reply,
+        200,
+        page(
+          `Allow access to your ${integration.displayName} account?`,
+          `<p>The integration will be able to read and send data on your behalf. This consent page is served by the local Forge service, standing in for ${escapeHtml(integration.displayName)}.</p>
 <form method="post" action="${escapeHtml(action)}">
   <button name="decision" value="allow" class="primary" autofocus>Allow</button>
   <button name="decision" value="deny">Deny</button>
 </form>`,
-            ),
-          );
-        },
-      );
-
-      provider.post(
-        '/:integration/authorize',
-        {
-          config: { access: 'public' },
-          schema: {
-            summary: 'The consent form’s answer: a redirect to the callback with a code, or with access_denied',
-            tags: ['oauth'],
-            params: IntegrationParams,
-            querystring: OAuthQuerySchema,
-            response: { 303: Redirect, 400: HtmlPage },
-          },
-        },
-        async (request, reply) => {
-          const { state = '', redirect_uri: redirectUri = '' } = request.query as OAuthQuery;
-          // Like a real provider, redirect only to the registered callback: a code sent anywhere
-          // else would leave the service.
-          if (
-            !catalog.integrations.get((request.params as Params).integration) ||
-            !(await store.getOAuthState(state)) ||
-            redirectUri !== `${baseOf(request)}${API_PREFIX}/oauth/callback`
-          ) {
-            return expiredLink(reply);
-          }
-          const form = (request.body ?? {}) as Record<string, unknown>;
-          const target = new URL(redirectUri);
-          if (form.decision === 'allow') {
-            const code = randomBytes(16).toString('base64url');
-            await store.setOAuthCode(state, code);
-            target.search = new URLSearchParams({ code, state }).toString();
-          } else {
-            target.search = new URLSearchParams({ error: 'access_denied', state }).toString();
-          }
-          return reply.code(303).headers(REDIRECT_HEADERS).header('Location', target.toString()).send();
-        },
+        ),
       );
     },
-    { prefix: LOCAL_PROVIDER_PREFIX },
   );
-}
+
+  app.post(
+    '/:integration/authorize',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'The consent form’s answer: a redirect to the callback with a code, or with access_denied',
+        tags: ['oauth'],
+        params: IntegrationParams,
+        querystring: OAuthQuerySchema,
+        response: { 303: Redirect, 400: HtmlPage },
+      },
+    },
+    async (request, reply) => {
+      const { state = '', redirect_uri: redirectUri = '' } = request.query;
+      // Like a real provider, redirect only to the registered callback: a code sent anywhere
+      // else would leave the service.
+      if (
+        !catalog.integrations.get(request.params.integration) ||
+        !(await store.getOAuthState(state)) ||
+        redirectUri !== `${baseOf(request)}${API_PREFIX}/oauth/callback`
+      ) {
+        return expiredLink(reply);
+      }
+      const target = new URL(redirectUri);
+      if (isPlainObject(request.body) && request.body.decision === 'allow') {
+        const code = randomBytes(16).toString('base64url');
+        await store.setOAuthCode(state, code);
+        target.search = new URLSearchParams({ code, state }).toString();
+      } else {
+        target.search = new URLSearchParams({ error: 'access_denied', state }).toString();
+      }
+      return reply.code(303).headers(REDIRECT_HEADERS).header('Location', target.toString()).send();
+    },
+  );
+};
 
 function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
   return reply.code(status).headers(HTML_HEADERS).send(html);

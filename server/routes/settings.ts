@@ -1,12 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { Delivery } from '../engine/delivery.js';
 import { loadEventBridge } from '../engine/event-bus.js';
 import { applyHostSettingsUpdate, loadHostSettings, saveHostSettings } from '../engine/host-settings.js';
 import { HttpProblem } from '../http.js';
 import { HostSettingsSchema } from '../schemas.js';
 import { hostSettingsView } from '../views.js';
-import type { ServiceDeps } from './context.js';
+import type { RoutePlugin } from './context.js';
 
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 
@@ -37,11 +35,7 @@ const SettingsUpdate = Type.Object(
 );
 
 /** The host's settings for failed executions: the error webhook URL and the event bus (API key only). */
-export function registerSettings(
-  api: FastifyInstance,
-  { store, secrets, allowPrivateWebhooks }: ServiceDeps,
-  delivery: Delivery,
-): void {
+const settings: RoutePlugin = async (api, { store, secrets, allowPrivateWebhooks, delivery }) => {
   api.get(
     '/settings',
     {
@@ -84,4 +78,6 @@ export function registerSettings(
       return hostSettingsView(next, store, secrets);
     },
   );
-}
+};
+
+export default settings;

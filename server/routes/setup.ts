@@ -1,10 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { Setup } from 'forge-embed/client';
 import { badRequest } from '../http.js';
 import { SetupSchema } from '../schemas.js';
 import { childView, parentView } from '../views.js';
-import { baseOf, type ServiceDeps } from './context.js';
+import { baseOf, type RoutePlugin } from './context.js';
 
 /**
  * Everything `<forge-config-modal>` needs to open, in one answer: the parents on offer, the
@@ -12,7 +11,7 @@ import { baseOf, type ServiceDeps } from './context.js';
  * seed's endpoints the modal needs two round trips after the token (the catalog, the user and
  * the credentials, then each copy's values); this one needs a single round trip.
  */
-export function registerSetup(api: FastifyInstance, { store, catalog }: ServiceDeps): void {
+const setup: RoutePlugin = async (api, { store, catalog }) => {
   api.get(
     '/setup',
     {
@@ -29,9 +28,9 @@ export function registerSetup(api: FastifyInstance, { store, catalog }: ServiceD
       },
     },
     async (request) => {
-      const userId = (request.principal as { userId: string }).userId;
+      const { userId } = request.principal;
       // An empty value counts as absent (the query parser drops it), as GET /workflow treats `?integration=`.
-      const { workflowId, integration } = request.query as { workflowId?: string; integration?: string };
+      const { workflowId, integration } = request.query;
       if ((workflowId === undefined) === (integration === undefined)) {
         const both = workflowId !== undefined;
         const message = both ? 'Give only one of workflowId and integration.' : 'Give workflowId or integration.';
@@ -51,12 +50,14 @@ export function registerSetup(api: FastifyInstance, { store, catalog }: ServiceD
       const installed = (await store.listChildren(userId))
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));
-      const setup: Setup = {
+      const answer: Setup = {
         workflows: workflows.map((parent) => parentView(parent, base)),
         installed,
         credentials: await store.listCredentials(userId),
       };
-      return setup;
+      return answer;
     },
   );
-}
+};
+
+export default setup;

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import { MAX_TOKEN_TTL_SECONDS } from '../auth.js';
+import { MAX_TOKEN_TTL_SECONDS, type Principal } from '../auth.js';
 import { conflict, notFound, rateLimited } from '../http.js';
 import {
   CreateUserBody,
@@ -14,18 +13,16 @@ import {
 } from '../schemas.js';
 import { uniqueViolation } from '../store/store.js';
 import { childSummaryView, parentOf, userView } from '../views.js';
-import { baseOf, type ServiceDeps } from './context.js';
+import { baseOf, type RoutePlugin } from './context.js';
 
 const noUser = (id: string) => notFound(`No user ${id}. User ids come from POST /user (userId) or GET /user (_id).`);
 
 const emailTaken = (email: string) =>
   conflict(`A user with the e-mail ${email} already exists. E-mails are unique; use another or update that user.`);
 
-type Params = { userId: string };
-
-export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, limits }: ServiceDeps): void {
+const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => {
   /** Only the API key, or the token of this very user; anyone else's id is simply not there. */
-  const visibleUser = async (userId: string, principal: { kind: string; userId?: string }) => {
+  const visibleUser = async (userId: string, principal: Principal) => {
     const user = await store.getUser(userId);
     if (!user || (principal.kind === 'user' && principal.userId !== userId)) throw noUser(userId);
     return user;
@@ -43,10 +40,9 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const body = request.body as { name: string; email: string };
-      const email = body.email.trim().toLowerCase();
+      const email = request.body.email.trim().toLowerCase();
       try {
-        return { userId: await store.createUser(body.name.trim(), email) };
+        return { userId: await store.createUser(request.body.name.trim(), email) };
       } catch (error) {
         if (uniqueViolation(error) !== null) throw emailTaken(email);
         throw error;
@@ -80,7 +76,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const user = await visibleUser((request.params as Params).userId, request.principal);
+      const user = await visibleUser(request.params.userId, request.principal);
       const base = baseOf(request);
       const workflows = (await store.listChildren(user._id)).map((child) =>
         childSummaryView(
@@ -106,10 +102,9 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
-      const body = request.body as { email: string; fullName: string };
-      const email = body.email.trim().toLowerCase();
-      const fullName = body.fullName.trim();
+      const user = await visibleUser(request.params.userId, request.principal);
+      const email = request.body.email.trim().toLowerCase();
+      const fullName = request.body.fullName.trim();
       try {
         await store.updateUser(user._id, fullName, email);
       } catch (error) {
@@ -132,7 +127,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const { userId } = request.params as Params;
+      const { userId } = request.params;
       if (!(await store.deleteUser(userId))) throw noUser(userId);
       return { success: true };
     },
@@ -162,9 +157,9 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
+      const user = await visibleUser(request.params.userId, request.principal);
       rateLimited(await limits.hit('token', user._id), `Too many tokens were asked for user ${user._id}.`);
-      const { expiresIn } = request.query as { expiresIn: number };
+      const { expiresIn } = request.query;
       return { token: await authKeys.signUserToken(user._id, expiresIn) };
     },
   );
@@ -181,9 +176,11 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
+      const user = await visibleUser(request.params.userId, request.principal);
       const count = await store.deactivateUserChildren(user._id);
       return { message: `Disabled ${count} active workflow${count === 1 ? '' : 's'} of user ${user._id}.` };
     },
   );
-}
+};
+
+export default users;

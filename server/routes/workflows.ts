@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { VariableValues } from 'forge-embed/client';
 import type { Principal } from '../auth.js';
 import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
-import { badRequest, conflict, HttpProblem, notFound } from '../http.js';
+import { badRequest, conflict, HttpProblem, notFound, sendJsonText } from '../http.js';
 import {
   ChildWorkflowSchema,
   ErrorLogEntrySchema,
@@ -25,7 +24,7 @@ import {
   webhookUrl,
   workflowSummariesView,
 } from '../views.js';
-import { baseOf, type ServiceDeps } from './context.js';
+import { baseOf, type RoutePlugin } from './context.js';
 
 const MAX_TEXT_VALUE = 10_000;
 
@@ -86,15 +85,13 @@ function numberOrText(text: string): string | number {
   return DECIMAL.test(text) && Number.isFinite(Number(text)) ? Number(text) : text;
 }
 
-type Params = { workflowId: string };
-
 /** Which names and value types a block takes is the catalog's to say (checkBlockValues), not a fixed schema's. */
 const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
   description:
     'Variable name → value (a string or a number), as the block defines them; for a variable whose default is a number, a numeric string is stored as a number.',
 });
 
-export function registerWorkflows(api: FastifyInstance, { store, catalog }: ServiceDeps): void {
+const workflows: RoutePlugin = async (api, { store, catalog }) => {
   /**
    * The child workflow a caller names. Another user's child answers exactly as a missing one,
    * so a token never learns that someone else's workflow exists.
@@ -134,7 +131,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { integration } = request.query as { integration?: string };
+      const { integration } = request.query;
       const base = baseOf(request);
       return { data: catalog.list(integration).map((w) => parentView(w, base)) };
     },
@@ -158,7 +155,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { integration } = request.query as { integration?: string };
+      const { integration } = request.query;
       return workflowSummariesView(catalog.list(integration), baseOf(request));
     },
   );
@@ -176,7 +173,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { child, parent } = await childFor((request.params as Params).workflowId, request.principal);
+      const { child, parent } = await childFor(request.params.workflowId, request.principal);
       return childView(child, parent, baseOf(request), { withWebhookUrl: request.principal.kind === 'apiKey' });
     },
   );
@@ -195,7 +192,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { child, parent } = await childFor((request.params as Params).workflowId, request.principal);
+      const { child, parent } = await childFor(request.params.workflowId, request.principal);
       if (!parent.blocks.some((b) => b.type === 'webhook')) {
         throw badRequest(`Workflow ${child.id} starts on a schedule; it has no webhook URL to rotate.`);
       }
@@ -215,7 +212,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { child } = await childFor((request.params as Params).workflowId, request.principal);
+      const { child } = await childFor(request.params.workflowId, request.principal);
       await store.deleteChild(child.id);
       return { success: true };
     },
@@ -243,8 +240,8 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request, reply) => {
-      const userId = (request.principal as { userId: string }).userId;
-      const parent = catalog.active((request.params as Params).workflowId);
+      const { userId } = request.principal;
+      const parent = catalog.active(request.params.workflowId);
       const existing = await store.findChild(userId, parent.workflowId);
       if (existing) {
         throw conflict(
@@ -252,10 +249,9 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
           { workflowId: existing.id },
         );
       }
-      const request_ = request.body as { variables?: Record<string, unknown> };
-      const fields = new FieldChecker(request_);
+      const fields = new FieldChecker(request.body);
       const variables: Record<string, VariableValues> = {};
-      for (const [blockId, values] of Object.entries(request_.variables ?? {})) {
+      for (const [blockId, values] of Object.entries(request.body.variables ?? {})) {
         variables[blockId] = checkBlockValues(parent, blockId, values, `body.variables.${blockId}`, fields);
       }
       fields.done();
@@ -299,7 +295,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
         },
       },
       async (request) => {
-        const { child } = await childFor((request.params as Params).workflowId, request.principal);
+        const { child } = await childFor(request.params.workflowId, request.principal);
         await store.setChildActive(child.id, active);
         return { activated: active };
       },
@@ -333,7 +329,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { workflowId, blockId } = request.params as Params & { blockId: string };
+      const { workflowId, blockId } = request.params;
       const { child, parent } = await childFor(workflowId, request.principal);
       const block = parent.blocks.find((b) => b.id === blockId && b.type === 'variables');
       if (!block) {
@@ -341,7 +337,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
           `No variable block ${blockId} in this workflow. Variable block ids are the id of blocks of type "variables" in GET /workflow.`,
         );
       }
-      const values = request.body as Record<string, unknown>;
+      const values = request.body;
       if (Object.keys(values).length === 0) {
         throw badRequest(
           `Name at least one variable to set; this block defines ${block.parameters.variables?.map((v) => v.name).join(', ')}.`,
@@ -383,8 +379,8 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request, reply) => {
-      const { workflowId } = request.params as Params;
-      const { page, limit, order } = request.query as { page: number; limit: number; order: 'asc' | 'desc' };
+      const { workflowId } = request.params;
+      const { page, limit, order } = request.query;
       // A page past any row there could be is empty; SQLite's OFFSET refuses what is no 64-bit integer.
       if (!Number.isSafeInteger((page - 1) * limit)) {
         await childFor(workflowId, request.principal);
@@ -393,7 +389,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       // The child and the page in one query; the page is answered only if the caller may read it.
       const read = await store.getChildWithExecutions(workflowId, page, limit, order);
       await childFor(workflowId, request.principal, { child: read?.child });
-      return reply.type('application/json; charset=utf-8').send(executionLogBody(read!.executions));
+      return sendJsonText(reply, executionLogBody(read!.executions));
     },
   );
 
@@ -409,8 +405,10 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { child } = await childFor((request.params as Params).workflowId, request.principal);
+      const { child } = await childFor(request.params.workflowId, request.principal);
       return { errors: await store.listErrors(child.id) };
     },
   );
-}
+};
+
+export default workflows;
