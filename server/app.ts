@@ -3,9 +3,10 @@ import { hostname } from 'node:os';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
-import type { Clock } from './clock.js';
+import { type Clock, systemClock } from './clock.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
+import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
 import { MAX_BODY_BYTES } from './http.js';
 import { DEMO_CATALOG } from './paths.js';
 import auth from './plugins/auth.js';
@@ -72,8 +73,18 @@ export interface ServiceOptions {
   allowPrivateWebhooks?: boolean;
   /** Limits per action (token, credentials, oauth, webhook); the defaults are generous. */
   rateLimits?: RateLimits;
+  /** How long the error webhook's previous secret still signs after a rotation, in ms. Default 24 hours. */
+  webhookSecretGraceMs?: number;
   /** How long an OAuth grant waits for the element's confirmation, in ms. Default 5 minutes. */
   oauthGrantTtlMs?: number;
+  /**
+   * The service's public origin (`--public-url`, FORGE_PUBLIC_URL): OAuth redirect URIs are
+   * `<public url>/forge/2021-12/oauth/callback`. https, except on loopback. Default
+   * http://localhost:<port>.
+   */
+  publicUrl?: string;
+  /** Where OAuth clients' ids and secrets are read (by the names in the catalog). Default process.env. */
+  env?: NodeJS.ProcessEnv;
   /**
    * What "now" is for scheduled minutes, token lifetimes, signing-key retirement, delivery leases
    * and rate-limit windows. Default: the system clock; tests pass one they control.
@@ -115,12 +126,35 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
   // Names this process in the claims and leases it takes, so a row says which instance holds it.
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const allowPrivateWebhooks = options.allowPrivateWebhooks ?? false;
+  // What the route modules are given, but for the engine and delivery, which need some of it first.
+  const base: Omit<ServiceDeps, 'engine' | 'delivery'> = {
+    store,
+    catalog,
+    authKeys,
+    secrets,
+    allowedOrigins: options.allowedOrigins ?? [],
+    allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
+    limits: new RateLimiter(store, options.rateLimits, options.clock),
+    oauthGrantTtlMs: options.oauthGrantTtlMs,
+    clock: options.clock ?? systemClock,
+    webhookSecretGraceMs: options.webhookSecretGraceMs ?? DEFAULT_WEBHOOK_SECRET_GRACE_MS,
+    publicUrl: options.publicUrl === undefined ? undefined : checkPublicUrl(options.publicUrl),
+    env: options.env ?? process.env,
+    log: options.log ?? (() => {}),
+  };
+  for (const [name, app] of catalog.apps) {
+    if (app.auth?.kind !== 'oauth2') continue;
+    const missing = [app.auth.clientIdEnv, app.auth.clientSecretEnv].filter((variable) => !base.env[variable]);
+    if (missing.length)
+      base.log(
+        `warning: ${name} can't be connected until ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} set (its OAuth client)`,
+      );
+  }
   const delivery = new Delivery({
     store,
     secrets,
     ...options.delivery,
-    allowPrivateTargets: allowPrivateWebhooks,
+    allowPrivateTargets: base.allowPrivateWebhooks,
     instanceId,
     clock: options.clock,
     log: options.log,
@@ -136,18 +170,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     clock: options.clock,
     log: options.log,
   });
-  const deps: ServiceDeps = {
-    store,
-    catalog,
-    authKeys,
-    secrets,
-    allowedOrigins: options.allowedOrigins ?? [],
-    allowPrivateWebhooks,
-    limits: new RateLimiter(store, options.rateLimits, options.clock),
-    oauthGrantTtlMs: options.oauthGrantTtlMs,
-    engine,
-    delivery,
-  };
+  const deps: ServiceDeps = { ...base, engine, delivery };
 
   const app = Fastify({
     logger: requestLogger(options.logStream),
@@ -191,6 +214,25 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
 
   return { ...deps, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries };
 }
+
+/** A public URL the redirect URI can be made from: an origin, https except on loopback. */
+export function checkPublicUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`FORGE_PUBLIC_URL (--public-url) must be a URL such as https://forge.example.com; got "${text}".`);
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
+    throw new Error(`FORGE_PUBLIC_URL (--public-url) must be https (http only on localhost); got "${text}".`);
+  if (url.pathname !== '/' || url.search || url.hash)
+    throw new Error(`FORGE_PUBLIC_URL (--public-url) is the service's origin, without a path; got "${text}".`);
+  return url.origin;
+}
+
+/** The redirect URI each provider must have registered, exactly. */
+export const oauthRedirectUri = (publicUrl: string) => `${publicUrl}${API_PREFIX}/oauth/callback`;
 
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
   const service = await buildService(options);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { startService } from './app.js';
+import { oauthRedirectUri, startService } from './app.js';
 import { AuthKeys } from './auth.js';
 import { type Clock, fileClock } from './clock.js';
 import { parseRateLimits, type RateLimits } from './rate-limit.js';
@@ -23,9 +23,10 @@ Usage: forge-service [--port 4010] [--db forge.db | :memory: | postgres://…] [
                              (postgres://user:password@host:5432/database)
 
   --sandbox-port             also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
+  --public-url               the service's public origin, e.g. https://forge.example.com (see FORGE_PUBLIC_URL)
   --allow-private-webhooks   let the error webhook point at loopback and private addresses (refused by default)
-  --rate-limits              e.g. token=120/60,credentials=30/60,oauth=30/60,webhook=600/60 (uses per seconds, per
-                             user; per workflow for webhooks), or action=off; these are the defaults
+  --rate-limits              e.g. token=120/60,credentials=30/60,oauth=30/60,webhook=600/60,user=600/60 (uses per seconds, per
+                             user; per workflow for webhooks, per API key for user), or action=off; the defaults
 
 Environment:
   DATABASE_URL           as --db (the option wins); e.g. a PostgreSQL URL
@@ -37,6 +38,8 @@ Environment:
   FORGE_ALLOW_PRIVATE_WEBHOOKS  1: as --allow-private-webhooks
   FORGE_RATE_LIMITS      as --rate-limits (the option wins)
   FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)
+  FORGE_PUBLIC_URL       as --public-url: the service's public origin (https, except on localhost); OAuth redirect URIs
+                         are <public url>/forge/2021-12/oauth/callback (default http://localhost:<port>)
   FORGE_LOG              "off" turns the request log (JSON lines on stdout) off
 
 Health: GET /healthz (the process answers), GET /readyz (the database answers; 503 when not).
@@ -60,6 +63,7 @@ function parse() {
       'sandbox-port': { type: 'string' },
       'allow-private-webhooks': { type: 'boolean' },
       'rate-limits': { type: 'string' },
+      'public-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -174,6 +178,7 @@ try {
     rateLimits,
     allowPrivateWebhooks: args.values['allow-private-webhooks'] || process.env.FORGE_ALLOW_PRIVATE_WEBHOOKS === '1',
     sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
+    publicUrl: args.values['public-url'] ?? (process.env.FORGE_PUBLIC_URL || undefined),
     logStream: requestLog,
     clock,
     log: (line) => console.log(line),
@@ -189,6 +194,9 @@ try {
     console.log(process.env.FORGE_API_KEY ? 'API key: FORGE_API_KEY' : 'API key: the one generated on first start');
   }
   console.log(`Database: ${describeDatabase(db)}`);
+  console.log(
+    `OAuth redirect URI (register exactly this with each provider): ${oauthRedirectUri(service.publicUrl ?? service.url)}`,
+  );
   if (sandbox) console.log(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
   console.log(
     `Allowed origins: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'none (set FORGE_ALLOWED_ORIGINS)'}`,

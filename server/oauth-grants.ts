@@ -30,7 +30,10 @@ export interface Flow {
 }
 
 /** Uses the authorize link up: answers its flow the first time only. */
-export async function openAuthorizeLink(store: Store, state: string): Promise<Flow | undefined> {
+export async function openAuthorizeLink(
+  store: Store,
+  state: string,
+): Promise<(Flow & { sealedFlow: string | null }) | undefined> {
   return (await store.markOAuthStateOpened(state)) ? store.getOAuthState(state) : undefined;
 }
 
@@ -66,6 +69,7 @@ export async function confirmGrant(
   store: Store,
   confirmation: string,
   expected: { userId: string; integration: string; origin: string | undefined },
+  accountOf: (sealedGrant: string) => string | null = () => null,
 ): Promise<string | undefined> {
   return store.transaction(async (tx) => {
     const pending = await tx.takePendingGrant(hash(confirmation));
@@ -78,6 +82,6 @@ export async function confirmGrant(
     ) {
       return undefined;
     }
-    return tx.saveCredential(pending.userId, pending.integration, pending.sealedGrant);
+    return tx.saveCredential(pending.userId, pending.integration, pending.sealedGrant, accountOf(pending.sealedGrant));
   });
 }

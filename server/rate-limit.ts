@@ -3,11 +3,12 @@ import type { Store } from './store/store.js';
 
 /**
  * Rate limits where abuse is cheap: minting user tokens, writing credentials, starting OAuth
- * flows (per user) and sending webhooks (per workflow). Counted in fixed windows per action and
+ * flows (per user), sending webhooks (per workflow) and creating users (per API key: each is
+ * a row that stays). Counted in fixed windows per action and
  * key, in the database (`rate_counts`), one upsert per hit.
  */
 
-export const RATE_LIMITED_ACTIONS = ['token', 'credentials', 'oauth', 'webhook'] as const;
+export const RATE_LIMITED_ACTIONS = ['token', 'credentials', 'oauth', 'webhook', 'user'] as const;
 export type RateLimitedAction = (typeof RATE_LIMITED_ACTIONS)[number];
 
 export interface RateLimit {
@@ -24,6 +25,7 @@ export const DEFAULT_RATE_LIMITS: Record<RateLimitedAction, RateLimit> = {
   credentials: { limit: 30, windowSeconds: 60 },
   oauth: { limit: 30, windowSeconds: 60 },
   webhook: { limit: 600, windowSeconds: 60 },
+  user: { limit: 600, windowSeconds: 60 },
 };
 
 export type Verdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { isPostgresUrl } from './store/store.js';
 
 /**
@@ -26,18 +26,10 @@ export class SecretBox {
       );
     }
     const keyFile = `${dbPath}.key`;
-    if (!existsSync(keyFile)) {
+    if (!existsSync(keyFile) && !isLink(keyFile)) {
       writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
     }
-    // A key others could read may have leaked, one others could write may have been swapped:
-    // the operator decides, the service does not quietly trust or repair it.
-    const { mode } = statSync(keyFile);
-    if (mode & 0o077) {
-      throw new Error(
-        `The key file ${keyFile} can be read or written by other accounts (mode ${(mode & 0o777).toString(8)}). If nobody else used it, run "chmod 600 ${keyFile}"; otherwise replace the key and the credentials it sealed.`,
-      );
-    }
-    return new SecretBox(Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64'));
+    return new SecretBox(Buffer.from(readKeyFile(keyFile).trim(), 'base64'));
   }
 
   seal(plain: unknown): string {
@@ -56,5 +48,57 @@ export class SecretBox {
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     const plain = Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
     return JSON.parse(plain.toString('utf8')) as T;
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The key file's text, once it is known to be the service's own: a regular file (not a symlink,
+ * which whoever owns it could point elsewhere), owned by the account the service runs as (a file
+ * of another account is that account's to change, whatever its mode says now, and a root service
+ * would read anything), readable and writable by it alone (a key others could read may have
+ * leaked, one others could write may have been swapped). The operator decides; the service does
+ * not quietly trust or repair it. Opened without following links and checked on the open file,
+ * so nothing can be swapped in between.
+ */
+function readKeyFile(keyFile: string): string {
+  let fd: number;
+  try {
+    // O_NONBLOCK: a FIFO put there is refused below instead of holding the start.
+    fd = openSync(keyFile, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ELOOP') throw error;
+    throw new Error(
+      `The key file ${keyFile} is a symbolic link. Put the key itself there, as a regular file (mode 600, owned by the account the service runs as), or set FORGE_SECRET_KEY.`,
+    );
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) {
+      throw new Error(
+        `The key file ${keyFile} is not a regular file. Put the key there as one (mode 600), or set FORGE_SECRET_KEY.`,
+      );
+    }
+    const uid = process.getuid?.();
+    if (uid !== undefined && stat.uid !== uid) {
+      throw new Error(
+        `The key file ${keyFile} belongs to another account (uid ${stat.uid}), not to the one the service runs as (uid ${uid}). If the key is yours, run "chown ${uid} ${keyFile}"; otherwise replace the key and the credentials it sealed.`,
+      );
+    }
+    if (stat.mode & 0o077) {
+      throw new Error(
+        `The key file ${keyFile} can be read or written by other accounts (mode ${(stat.mode & 0o777).toString(8)}). If nobody else used it, run "chmod 600 ${keyFile}"; otherwise replace the key and the credentials it sealed.`,
+      );
+    }
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
   }
 }

@@ -16,7 +16,8 @@ export type {
   ForgeEventName,
   HideReason,
 } from './events.js';
-export { type Plural, type PluralForms, registerStrings, type Translation } from './internal/localize.js';
+export { registerStrings, type Translation } from './internal/localize.js';
+export type { Plural, PluralForms } from './internal/plural.js';
 export type { TokenProvider } from './token/token-source.js';
 export type { WorkflowListStrings } from './workflow-list/strings.js';
 export { ForgeWorkflowList } from './workflow-list/workflow-list.js';

@@ -203,6 +203,20 @@ describe('<forge-workflow-list> run health', () => {
     await expect(el).to.be.accessible();
   });
 
+  it('isolates an app’s text in the technical details, so a right-to-left override in it turns nothing around it', async () => {
+    const { userId, childId } = await userWithPayments();
+    // The condition's error quotes the amount the app sent: here with U+202E RIGHT-TO-LEFT OVERRIDE.
+    await runWorkflow(childId, { ...PAYMENT, amount: '\u202Efdp.exe' });
+    const { ui } = await renderList(userId);
+    ui.role<HTMLButtonElement>('button', /^Runs/, row(ui, STRIPE_TO_SLACK.name))!.click();
+    const run = await ui.until(() => ui.parts('run')[0], 'the failed run');
+    const isolated = run.querySelector('details pre bdi');
+    expect(isolated, 'the app’s text sits in a <bdi>').to.not.equal(null);
+    expect(isolated!.textContent).to.include('\u202Efdp.exe');
+    // What follows the app's text (block, ids, times) is outside the isolation.
+    expect(run.querySelector('details pre')!.textContent!.slice(isolated!.textContent!.length)).to.include(' · ');
+  });
+
   it('asks nothing while the page is hidden, and refreshes as soon as it is visible again', async () => {
     const { userId } = await userWithPayments();
     const healthReads: string[] = [];

@@ -202,6 +202,35 @@ describe('<forge-workflow-list>', () => {
     expect((await serviceState(userId)).get(STRIPE_TO_SLACK.id)).to.be.true;
   });
 
+  it('keeps a switch working when the list is read again while the switch saves', async () => {
+    const { userId } = await userWith(STRIPE_TO_SLACK);
+    const el = await renderList(userId);
+    const events = recordEvents(el, 'forge-toggle');
+    // Holds the switch's first request until the list was read again; it still goes to the real service.
+    const realFetch = window.fetch;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    window.fetch = async (...args) => {
+      if (/\/deactivate$/.test(String(args[0]))) await held;
+      return realFetch(...args);
+    };
+    try {
+      switchFor(el, STRIPE_TO_SLACK.name)!.click();
+      await el.refresh();
+      release();
+      await waitUntil(() => events.length === 1, 'the service confirmed the switch');
+      switchFor(el, STRIPE_TO_SLACK.name)!.click();
+      await waitUntil(() => events.length === 2, 'a click after the read sends its request too');
+    } finally {
+      release();
+      window.fetch = realFetch;
+    }
+    expect(events.map((e) => e.detail.active)).to.deep.equal([false, true]);
+    expect((await serviceState(userId)).get(STRIPE_TO_SLACK.id)).to.be.true;
+  });
+
   it("never shows another user's workflows", async () => {
     const someoneElse = await userWith(STRIPE_TO_SLACK);
     const { userId } = await userWith(HUBSPOT_TO_SLACK);

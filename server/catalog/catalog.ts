@@ -10,6 +10,7 @@ import type {
 } from 'forge-embed/client';
 import { NotFoundError } from '../errors.js';
 import { isPlainObject } from '../validate.js';
+import { type AppConfig, parseAppConfig } from './auth.js';
 
 /**
  * The host account's parent workflows. A catalog file holds the integrations once and the
@@ -50,7 +51,10 @@ export function currentValue(variable: Variable, values: VariableValues | undefi
 export class Catalog {
   readonly iconsDir: string;
   private readonly byId = new Map<string, CatalogWorkflow>();
+  /** The seed's Integration shape only: what the elements may read. */
   readonly integrations = new Map<string, Integration>();
+  /** How each integration authenticates and where its API lives (docs/integrations.md): never sent to a page. */
+  readonly apps = new Map<string, AppConfig>();
 
   constructor(readonly path: string) {
     this.iconsDir = resolve(dirname(path), 'icons');
@@ -64,7 +68,13 @@ export class Catalog {
     const file = isPlainObject(raw) ? raw : {};
     for (const [i, item] of asArray(file.integrations).entries()) {
       const integration = parseIntegration(item, `integrations[${i}]`, problems);
-      if (integration) this.integrations.set(integration.name, integration);
+      if (integration) {
+        this.integrations.set(integration.name, integration);
+        this.apps.set(
+          integration.name,
+          parseAppConfig(item as Record<string, unknown>, `integrations[${i}]`, problems),
+        );
+      }
     }
     for (const [i, item] of asArray(file.workflows).entries()) {
       const workflow = this.parseWorkflow(item, `workflows[${i}]`, problems);
@@ -168,7 +178,9 @@ function parseIntegration(item: unknown, at: string, problems: string[]): Integr
     integration.requiredParameters = asArray(item.requiredParameters).map((p, k) => {
       const ok = isPlainObject(p) && ['name', 'displayName', 'description'].every((key) => typeof p[key] === 'string');
       if (!ok) problems.push(`${at}.requiredParameters[${k}]: needs name, displayName and description strings`);
-      return p as unknown as RequiredParameter;
+      // `secret` and `pattern` are the service's (catalog/auth.ts); the elements get the seed's fields.
+      const { name, displayName, description } = (p ?? {}) as RequiredParameter;
+      return { name, displayName, description };
     });
   }
   return integration;

@@ -2,6 +2,7 @@ import type { ErrorKind, VariableValues } from 'forge-embed/client';
 import { type CatalogBlock, currentValue } from '../catalog/catalog.js';
 import { isPlainObject } from '../validate.js';
 import { evaluate, evaluateText, type Scope } from './expressions.js';
+import { type AppAccess, absoluteUrl, mayCarryCredential } from './placement.js';
 
 /**
  * The block types an execution runs (documented in docs/executions.md). Each turns its
@@ -28,8 +29,16 @@ export interface BlockContext {
   trigger: Trigger;
   /** This user's values for the block when it is a variables block. */
   values: VariableValues | undefined;
-  /** `Authorization` header value for the block's integration, when the user connected it. */
-  credential: string | undefined;
+  /**
+   * The block's integration: its API base URL and the user's credential, placed as its `auth`
+   * says (server/engine/placement.ts). Undefined for a block of no integration.
+   */
+  access: AppAccess | undefined;
+  /**
+   * After the app refused the credential with a 401: a fresh one (an OAuth token refreshed), or
+   * undefined when there is none to try. Called at most once per request.
+   */
+  renewAccess?: () => Promise<AppAccess | undefined>;
   signal: AbortSignal;
   httpTimeoutMs: number;
 }
@@ -144,7 +153,14 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** Only this much of a response is kept in the log: the log is for reading, not for archives. */
 const MAX_RESPONSE_BYTES = 256 * 1024;
 
-async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: BlockContext): Promise<BlockOutcome> {
+async function runHttp({
+  block,
+  scope,
+  access,
+  renewAccess,
+  signal,
+  httpTimeoutMs,
+}: BlockContext): Promise<BlockOutcome> {
   const { parameters } = block;
   const method = String(parameters.method ?? 'GET').toUpperCase();
   if (!METHODS.includes(method)) {
@@ -152,7 +168,20 @@ async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: Bloc
       `The HTTP block "${block.name}" has the method ${method}; use one of ${METHODS.join(', ')}.`,
     );
   }
-  const urlText = evaluateText(String(parameters.url ?? ''), scope, { encode: encodeURIComponent });
+  const written = evaluateText(
+    String(parameters.url ?? ''),
+    access ? { ...scope, connection: access.connection } : scope,
+    {
+      encode: encodeURIComponent,
+    },
+  );
+  const urlText = absoluteUrl(String(written), access?.baseUrl);
+  if (urlText === undefined) {
+    throw new BlockFailure(
+      `The HTTP block "${block.name}" has the relative URL "${written}", but its integration has no api.baseUrl to append it to.`,
+      'settings',
+    );
+  }
   if (hasDotSegment(String(urlText))) {
     throw new BlockFailure(
       `The HTTP block "${block.name}" would call "${urlText}", whose path has a "." or ".." segment; a value put into a URL path may not walk up it.`,
@@ -173,7 +202,6 @@ async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: Bloc
   if (isPlainObject(parameters.headers)) {
     for (const [name, value] of Object.entries(parameters.headers)) headers.set(name, String(evaluate(value, scope)));
   }
-  if (credential && !headers.has('authorization')) headers.set('Authorization', credential);
   let body: string | undefined;
   if (parameters.body !== undefined && parameters.body !== null) {
     if (method === 'GET') throw new BlockFailure(`The HTTP block "${block.name}" sends a body with GET; use POST.`);
@@ -181,17 +209,37 @@ async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: Bloc
     body = typeof value === 'string' ? value : JSON.stringify(value);
     if (typeof value !== 'string' && !headers.has('content-type')) headers.set('Content-Type', 'application/json');
   }
+  // The query is left out: a credential placed there must not reach the log.
   const shown = `${method} ${url.origin}${url.pathname}`;
-  let response: Response;
-  try {
-    response = await fetch(url, {
+  const send = (credential: AppAccess | undefined) => {
+    const sent = new URL(url);
+    const sentHeaders = new Headers(headers);
+    if (credential && mayCarryCredential(credential, url)) {
+      for (const [name, value] of Object.entries(credential.headers))
+        if (!sentHeaders.has(name)) sentHeaders.set(name, value);
+      for (const [name, value] of Object.entries(credential.query)) sent.searchParams.set(name, value);
+    }
+    return fetch(sent, {
       method,
-      headers,
+      headers: sentHeaders,
       body,
       redirect: 'manual',
       signal: AbortSignal.any([signal, AbortSignal.timeout(httpTimeoutMs)]),
     });
+  };
+  let response: Response;
+  try {
+    response = await send(access);
+    // A token the app refuses may have expired early: refreshed once, the request is made once more.
+    if (response.status === 401 && access && renewAccess && mayCarryCredential(access, url)) {
+      const renewed = await renewAccess();
+      if (renewed) {
+        await response.body?.cancel();
+        response = await send(renewed);
+      }
+    }
   } catch (error) {
+    if (error instanceof BlockFailure) throw error;
     const e = error as Error & { cause?: { code?: string } };
     if (signal.aborted) throw new BlockFailure(`${shown} was cut short: the service stopped.`);
     if (e.name === 'TimeoutError') {
@@ -202,7 +250,7 @@ async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: Bloc
       'app',
     );
   }
-  const text = (await response.text()).slice(0, MAX_RESPONSE_BYTES);
+  const text = await readAtMost(response, MAX_RESPONSE_BYTES, shown);
   const type = response.headers.get('content-type') ?? '';
   let responseBody: unknown = text;
   if (type.includes('json')) {
@@ -219,6 +267,36 @@ async function runHttp({ block, scope, credential, signal, httpTimeoutMs }: Bloc
     );
   }
   return { output: { status: response.status, body: responseBody } };
+}
+
+/**
+ * The start of an answer, up to `limit` bytes, read as it streams in: the rest is never read
+ * (the connection is let go), so an app's 40 MB answer costs the service 256 KB, not 40 MB.
+ */
+async function readAtMost(response: Response, limit: number, shown: string): Promise<string> {
+  if (!response.body) return '';
+  const decoder = new TextDecoder();
+  const reader = response.body.getReader();
+  let text = '';
+  let left = limit;
+  try {
+    while (left > 0) {
+      const { done, value } = await reader.read();
+      if (done) return text + decoder.decode();
+      const kept = value.byteLength > left ? value.subarray(0, left) : value;
+      left -= kept.byteLength;
+      // `stream: true` holds back a character cut at the limit rather than showing it broken.
+      text += decoder.decode(kept, { stream: true });
+    }
+    return text;
+  } catch (error) {
+    const { name } = error as Error;
+    if (name === 'AbortError') throw new BlockFailure(`${shown} was cut short: the service stopped.`);
+    if (name === 'TimeoutError') throw new BlockFailure(`${shown} did not finish its answer in time.`, 'app');
+    throw new BlockFailure(`${shown} broke off its answer (${(error as Error).message}).`, 'app');
+  } finally {
+    reader.cancel().catch(() => {});
+  }
 }
 
 /**

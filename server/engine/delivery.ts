@@ -6,7 +6,7 @@ import { type Clock, systemClock } from '../clock.js';
 import type { SecretBox } from '../secrets.js';
 import type { PendingDelivery, Store } from '../store/store.js';
 import { sendToEventBus } from './event-bus.js';
-import { type AccessKeys, activeChannels, errorWebhookSecret, loadHostSettings } from './host-settings.js';
+import { type AccessKeys, activeChannels, errorWebhookSigningSecrets, loadHostSettings } from './host-settings.js';
 import { privateTargetReason, publicOnlyLookup } from './public-address.js';
 
 /**
@@ -161,13 +161,13 @@ export class Delivery {
     try {
       if (channel === 'webhook' && settings.errorWebhookUrl) {
         await postEntry(settings.errorWebhookUrl, entry, {
-          secret: await errorWebhookSecret(this.store, this.secrets),
+          signingSecrets: await errorWebhookSigningSecrets(this.store, this.secrets, this.clock.now()),
           allowPrivateTargets: this.allowPrivateTargets,
           signal,
         });
       } else if (channel === 'eventBus' && settings.eventBus.enabled && settings.eventBus.sealedKeys) {
         const keys = this.secrets.open<AccessKeys>(settings.eventBus.sealedKeys);
-        await sendToEventBus(settings.eventBus, keys, entry, signal);
+        await sendToEventBus(settings.eventBus, keys, entry, signal, { allowPrivateTargets: this.allowPrivateTargets });
       }
       // Delivered, or its channel was switched off since: either way it leaves the outbox.
       await this.store.finishDelivery(entry._id, channel);
@@ -183,21 +183,28 @@ export class Delivery {
 }
 
 /**
- * POSTs an entry, signed: `Forge-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`.
+ * POSTs an entry, signed: `Forge-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`,
+ * with one `v1` per signing secret (two during a rotation's grace period, the new one first).
  * Redirects are not followed (a 307 would re-POST anywhere) and nothing of the answer but its
  * status is kept, so the error webhook cannot be turned into a way to read other services.
  */
 async function postEntry(
   target: string,
   entry: ErrorLogEntry,
-  { secret, allowPrivateTargets, signal }: { secret: string; allowPrivateTargets: boolean; signal: AbortSignal },
+  {
+    signingSecrets,
+    allowPrivateTargets,
+    signal,
+  }: { signingSecrets: string[]; allowPrivateTargets: boolean; signal: AbortSignal },
 ): Promise<void> {
   const url = new URL(target);
   const refused = allowPrivateTargets ? undefined : privateTargetReason(url);
   if (refused) throw new Error(`refused to deliver to ${url.host}: ${refused}`);
   const body = JSON.stringify(entry);
   const timestamp = Math.floor(Date.now() / 1000);
-  const signature = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+  const signatures = signingSecrets.map(
+    (secret) => `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`,
+  );
   const status = await new Promise<number>((resolve, reject) => {
     const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
       url,
@@ -207,7 +214,7 @@ async function postEntry(
           'Content-Type': 'application/json',
           'Content-Length': Buffer.byteLength(body),
           'User-Agent': 'forge-local-service',
-          'Forge-Signature': `t=${timestamp},v1=${signature}`,
+          'Forge-Signature': [`t=${timestamp}`, ...signatures].join(','),
         },
         signal,
         ...(allowPrivateTargets ? {} : { lookup: publicOnlyLookup }),

@@ -8,6 +8,7 @@ import { BlockFailure, runnerFor, TRIGGER_TYPES, type Trigger } from './blocks.j
 import { type CronSchedule, CronSyntaxError, parseCron } from './cron.js';
 import type { Delivery } from './delivery.js';
 import { ExpressionError, type Scope } from './expressions.js';
+import { type AppAccess, placeCredential, type StoredCredential } from './placement.js';
 
 export interface EngineOptions {
   store: Store;
@@ -215,7 +216,7 @@ export class Engine {
           scope,
           trigger,
           values: child.variables[block.id],
-          credential: await this.credentialFor(child.userId, block.integration),
+          access: await this.accessFor(child.userId, block.integration),
           signal: this.shutdown.signal,
           httpTimeoutMs: this.options.httpTimeoutMs ?? 10_000,
         }));
@@ -278,19 +279,27 @@ export class Engine {
   }
 
   /**
-   * The `Authorization` header an HTTP block of an integration sends: the user's OAuth access
-   * token, or the value of the integration's first required parameter (its API key).
+   * What an HTTP block of an integration sends to its app: the user's credential placed as the
+   * integration's `auth` says, confined to its API's origin (server/engine/placement.ts).
    */
-  private async credentialFor(userId: string, integration: string | undefined): Promise<string | undefined> {
+  private async accessFor(userId: string, integration: string | undefined): Promise<AppAccess | undefined> {
     if (!integration) return undefined;
+    const config = this.options.catalog.apps.get(integration) ?? { parameters: [] };
     const sealed = await this.options.store.getCredentialSecret(userId, integration);
-    if (!sealed) return undefined;
-    const secret = this.options.secrets.open<
-      { kind: 'oauth2'; accessToken: string } | { kind: 'parameters'; values: Record<string, string> }
-    >(sealed);
-    if (secret.kind === 'oauth2') return `Bearer ${secret.accessToken}`;
-    const first = this.options.catalog.integrations.get(integration)?.requiredParameters?.[0]?.name;
-    return secret.kind === 'parameters' && first && secret.values[first] ? `Bearer ${secret.values[first]}` : undefined;
+    if (!sealed) {
+      // Not connected: the request goes without a credential (the app refuses it, as it should).
+      const fixed = config.baseUrl && !config.baseUrl.includes('{{') ? config.baseUrl : undefined;
+      return { baseUrl: fixed, headers: {}, query: {}, anyOrigin: false, connection: {} };
+    }
+    const access = placeCredential(config, this.options.secrets.open<StoredCredential>(sealed));
+    if (!access) {
+      const name = this.options.catalog.integrations.get(integration)?.displayName ?? integration;
+      throw new BlockFailure(
+        `The connection to ${name} lacks a value its API needs (it was saved before the catalog asked for it); connect ${name} again.`,
+        'connection',
+      );
+    }
+    return access;
   }
 }
 

@@ -1,5 +1,8 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { ErrorLogEntry } from 'forge-embed/client';
 import type { AccessKeys, EventBusConfig } from './host-settings.js';
+import { privateTargetReason, publicOnlyLookup } from './public-address.js';
 
 /**
  * The event-bus connector: each error log entry becomes one EventBridge event, sent with the
@@ -30,8 +33,14 @@ export async function sendToEventBus(
   keys: AccessKeys,
   entry: ErrorLogEntry,
   signal: AbortSignal,
+  { allowPrivateTargets = false }: { allowPrivateTargets?: boolean } = {},
 ): Promise<void> {
+  // The same rule as the error webhook's: a bus endpoint set before the rule held, or a name
+  // that resolves to this machine's network, is refused rather than probed.
+  const refused = bus.endpoint && !allowPrivateTargets ? privateTargetReason(new URL(bus.endpoint)) : undefined;
+  if (refused) throw new Error(`refused to deliver to ${new URL(bus.endpoint!).host}: ${refused}`);
   const { EventBridgeClient, PutEventsCommand } = await loadEventBridge();
+  const lookup = allowPrivateTargets ? {} : { lookup: publicOnlyLookup };
   const client = new EventBridgeClient({
     region: bus.region ?? DEFAULT_REGION,
     ...(bus.endpoint ? { endpoint: bus.endpoint } : {}),
@@ -39,7 +48,9 @@ export async function sendToEventBus(
     // The outbox retries with its own backoff, and across restarts; the SDK's retries would
     // only hold up the other deliveries.
     maxAttempts: 1,
+    requestHandler: { httpAgent: new HttpAgent(lookup), httpsAgent: new HttpsAgent(lookup) },
   });
+  let failedEntries: number | undefined;
   try {
     const output = await client.send(
       new PutEventsCommand({
@@ -55,11 +66,17 @@ export async function sendToEventBus(
       }),
       { abortSignal: signal },
     );
-    if (output.FailedEntryCount) {
-      const failed = output.Entries?.[0];
-      throw new Error(`the bus refused the event (${failed?.ErrorCode ?? 'no code'}: ${failed?.ErrorMessage ?? ''})`);
-    }
+    failedEntries = output.FailedEntryCount;
+  } catch (error) {
+    // What the bus answered stays out of the message (shown in GET /settings as lastError): an
+    // endpoint's answer is not the service's to pass on. Its status, or the connection's error
+    // code, says enough to act on.
+    const { $metadata, code } = error as { $metadata?: { httpStatusCode?: number }; code?: string };
+    if ($metadata?.httpStatusCode !== undefined) throw new Error(`the event bus answered ${$metadata.httpStatusCode}`);
+    if (code || signal.aborted) throw error;
+    throw new Error('the event bus gave no answer the EventBridge client could read');
   } finally {
     client.destroy();
   }
+  if (failedEntries) throw new Error('the event bus refused the event');
 }

@@ -7,6 +7,8 @@ import { isPlainObject } from '../validate.js';
  *   {{<blockId>.path.to.value}}  the output of a block that ran earlier in this execution
  *   {{vars.<name>}}              the user's value of a variable (any variable block)
  *   {{env.<NAME>}}               a setting of the service (SANDBOX_URL)
+ *   {{connection.<name>}}        in an HTTP block's URL: a non-secret value of the user's connection
+ *                                to the block's integration (docs/integrations.md)
  *
  * Path segments are separated by dots; a numeric segment indexes an array. A text that is
  * exactly one expression keeps the referenced value's type (a number stays a number, a list a
@@ -14,8 +16,6 @@ import { isPlainObject } from '../validate.js';
  * as JSON). A reference that names nothing fails the run with a message that names it.
  */
 
-const EXPRESSION = /\{\{\s*([^{}]*?)\s*\}\}/g;
-const WHOLE_EXPRESSION = /^\{\{\s*([^{}]*?)\s*\}\}$/;
 const BLOCK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class ExpressionError extends Error {
@@ -35,6 +35,8 @@ export interface Scope {
   blockNames: ReadonlyMap<string, string>;
   vars: Readonly<Record<string, VariableValue>>;
   env: Readonly<Record<string, string>>;
+  /** The non-secret connection values of the block's integration, where they may be used (an HTTP block's URL). */
+  connection?: Readonly<Record<string, string>>;
 }
 
 export interface TextOptions {
@@ -56,12 +58,42 @@ export function evaluate(value: unknown, scope: Scope): unknown {
 }
 
 export function evaluateText(text: string, scope: Scope, { encode }: TextOptions = {}): unknown {
-  const whole = WHOLE_EXPRESSION.exec(text);
-  if (whole) return resolve(whole[1]!, scope);
-  return text.replace(EXPRESSION, (_, reference: string) => {
+  const found = expressionsIn(text);
+  const [first] = found;
+  if (found.length === 1 && first!.start === 0 && first!.end === text.length) return resolve(first!.reference, scope);
+  let result = '';
+  let done = 0;
+  for (const { start, end, reference } of found) {
     const inserted = asText(resolve(reference, scope));
-    return encode && !reference.startsWith('env.') ? encode(inserted) : inserted;
-  });
+    result += text.slice(done, start) + (encode && !reference.startsWith('env.') ? encode(inserted) : inserted);
+    done = end;
+  }
+  return found.length === 0 ? text : result + text.slice(done);
+}
+
+/**
+ * Each `{{ reference }}` of a text, left to right: two opening braces, text without braces,
+ * two closing braces; the reference is what is between, trimmed. A scan rather than a regular
+ * expression: the pattern \{\{\s*([^{}]*?)\s*\}\} backtracks cubically on a long run of spaces
+ * after "{{" with no "}}" (4,000 characters held the process for a minute); this looks at each
+ * character a bounded number of times, however the text is made.
+ */
+export function expressionsIn(text: string): Array<{ start: number; end: number; reference: string }> {
+  const found: Array<{ start: number; end: number; reference: string }> = [];
+  let from = 0;
+  for (;;) {
+    const start = text.indexOf('{{', from);
+    if (start < 0) return found;
+    let brace = start + 2;
+    while (brace < text.length && text[brace] !== '{' && text[brace] !== '}') brace++;
+    if (text.startsWith('}}', brace)) {
+      found.push({ start, end: brace + 2, reference: text.slice(start + 2, brace).trim() });
+      from = brace + 2;
+    } else {
+      // No expression starts here; the next may start at the next brace ("{{{x}}" holds "{{x}}").
+      from = start + 1;
+    }
+  }
 }
 
 function asText(value: unknown): string {
@@ -93,6 +125,16 @@ export function resolve(reference: string, scope: Scope): unknown {
       );
     }
     return scope.env[name];
+  }
+  if (head === 'connection' && scope.connection) {
+    const name = path.join('.');
+    if (!Object.hasOwn(scope.connection, name)) {
+      throw new ExpressionError(
+        `${shown} names no value of this user's connection; connecting the integration again asks for it.`,
+        'connection',
+      );
+    }
+    return scope.connection[name];
   }
   if (!BLOCK_ID.test(head)) {
     throw new ExpressionError(

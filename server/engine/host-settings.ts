@@ -63,8 +63,51 @@ export function activeChannels(settings: StoredHostSettings): Channel[] {
 export async function errorWebhookSecret(store: Store, secrets: SecretBox): Promise<string> {
   const sealed =
     (await store.getSetting('errorWebhookSecret')) ??
-    (await store.addSetting('errorWebhookSecret', secrets.seal(`whsec_${randomBytes(32).toString('base64url')}`)));
+    (await store.addSetting('errorWebhookSecret', secrets.seal(newWebhookSecret())));
   return secrets.open<string>(sealed);
+}
+
+const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
+
+/** How long the secret before a rotation still signs deliveries beside the new one, by default. */
+export const DEFAULT_WEBHOOK_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/** The previous secret and until when (ms since the epoch) it still signs, sealed together. */
+interface RetiredSecret {
+  secret: string;
+  until: number;
+}
+
+/**
+ * The secrets that sign a delivery at `now`: the current one first, then the one before the
+ * last rotation while its grace period lasts, so a receiver that still checks with the old
+ * secret keeps accepting deliveries until it has switched.
+ */
+export async function errorWebhookSigningSecrets(store: Store, secrets: SecretBox, now: number): Promise<string[]> {
+  const current = await errorWebhookSecret(store, secrets);
+  const sealed = await store.getSetting('previousErrorWebhookSecret');
+  const previous = sealed ? secrets.open<RetiredSecret>(sealed) : undefined;
+  return previous && previous.until > now ? [current, previous.secret] : [current];
+}
+
+/**
+ * Makes a new signing secret; the one it replaces keeps signing beside it for `graceMs` (a
+ * rotation inside the grace period of another ends that one: only two secrets sign at a time).
+ */
+export async function rotateErrorWebhookSecret(
+  store: Store,
+  secrets: SecretBox,
+  now: number,
+  graceMs: number,
+): Promise<{ errorWebhookSecret: string; previousSecretValidUntil: string }> {
+  const secret = newWebhookSecret();
+  const until = now + graceMs;
+  await store.transaction(async (tx) => {
+    const current = await errorWebhookSecret(tx, secrets);
+    await tx.setSetting('previousErrorWebhookSecret', secrets.seal({ secret: current, until } satisfies RetiredSecret));
+    await tx.setSetting('errorWebhookSecret', secrets.seal(secret));
+  });
+  return { errorWebhookSecret: secret, previousSecretValidUntil: new Date(until).toISOString() };
 }
 
 const EXAMPLE =
@@ -87,20 +130,23 @@ export function applyHostSettingsUpdate(
   const fields = new FieldChecker(request);
   fields.onlyKnown(['errorWebhookUrl', 'eventBus']);
   const next: StoredHostSettings = structuredClone(current);
+  // Both channels send to where the host says, so both follow the same address rule.
+  const target = (value: unknown, path: string, kept: string | null): string | null => {
+    const url = httpUrl(value, path, fields);
+    const refused = url && !allowPrivateTargets && privateTargetReason(new URL(url));
+    if (!refused) return url;
+    fields.add(
+      path,
+      `Must be a public address: ${refused}. To deliver inside your own network, start the service with --allow-private-webhooks.`,
+    );
+    return kept;
+  };
   if (request.errorWebhookUrl !== undefined) {
-    next.errorWebhookUrl = httpUrl(request.errorWebhookUrl, 'body.errorWebhookUrl', fields);
-    const refused = next.errorWebhookUrl && !allowPrivateTargets && privateTargetReason(new URL(next.errorWebhookUrl));
-    if (refused) {
-      fields.add(
-        'body.errorWebhookUrl',
-        `Must be a public address: ${refused}. To deliver inside your own network, start the service with --allow-private-webhooks.`,
-      );
-      next.errorWebhookUrl = current.errorWebhookUrl;
-    }
+    next.errorWebhookUrl = target(request.errorWebhookUrl, 'body.errorWebhookUrl', current.errorWebhookUrl);
   }
   if (request.eventBus !== undefined) {
     if (!isPlainObject(request.eventBus)) fields.add('body.eventBus', 'Must be an object.');
-    else applyEventBus(next.eventBus, request.eventBus, fields, secrets);
+    else applyEventBus(next.eventBus, request.eventBus, fields, secrets, target);
   }
   fields.done();
   if (next.eventBus.enabled) {
@@ -134,6 +180,7 @@ function applyEventBus(
   update: Record<string, unknown>,
   fields: FieldChecker,
   secrets: SecretBox,
+  target: (value: unknown, path: string, kept: string | null) => string | null,
 ): void {
   const at = (key: string) => `body.eventBus.${key}`;
   const known = ['enabled', 'busName', 'region', 'endpoint', 'accessKeyId', 'secretAccessKey'];
@@ -154,7 +201,7 @@ function applyEventBus(
       fields.add(at('region'), 'Must be a region such as eu-west-1, or null for us-east-1.');
     } else bus.region = update.region;
   }
-  if (update.endpoint !== undefined) bus.endpoint = httpUrl(update.endpoint, at('endpoint'), fields);
+  if (update.endpoint !== undefined) bus.endpoint = target(update.endpoint, at('endpoint'), bus.endpoint);
   const { accessKeyId: id, secretAccessKey: secret } = update;
   if (id === undefined && secret === undefined) return;
   if (id === null && secret === null) {

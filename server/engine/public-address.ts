@@ -55,7 +55,8 @@ function mappedHex(address: string): string | undefined {
  * again when they are resolved (`publicOnlyLookup`), since a name can point anywhere.
  */
 export function privateTargetReason(url: URL): string | undefined {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // `localhost.` is `localhost`: a trailing dot only makes a name fully qualified.
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is this machine`;
   if (isIP(host) && !isPublicAddress(host)) return `${host} is a private, loopback or link-local address`;
   return undefined;

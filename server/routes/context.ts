@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AuthKeys } from '../auth.js';
 import type { Catalog } from '../catalog/catalog.js';
+import type { Clock } from '../clock.js';
 import type { Delivery } from '../engine/delivery.js';
 import type { Engine } from '../engine/engine.js';
 import { originOfHost } from '../http.js';
@@ -23,10 +24,29 @@ export interface ServiceDeps {
   allowPrivateWebhooks: boolean;
   limits: RateLimiter;
   oauthGrantTtlMs: number | undefined;
+  /** What "now" is (server/clock.ts). */
+  clock: Clock;
+  /** How long the error webhook's previous secret signs beside the new one after a rotation. */
+  webhookSecretGraceMs: number;
+  /**
+   * The service's public origin (FORGE_PUBLIC_URL): OAuth redirect URIs are made from it, never
+   * from a request's Host header. Undefined: http://localhost:<port>.
+   */
+  publicUrl: string | undefined;
+  /** Where the OAuth clients' ids and secrets are read from (the names are in the catalog). */
+  env: NodeJS.ProcessEnv;
+  /** The service's own notes (a provider's refusal, a refresh that failed); never a secret. */
+  log: (line: string) => void;
   /** Runs workflows: `engine.tick(date)` runs what is scheduled in that minute. */
   engine: Engine;
   /** Sends error log entries to the host's webhook and event bus. */
   delivery: Delivery;
+}
+
+/** The OAuth redirect URI a host registers with each provider: `<public url>/forge/2021-12/oauth/callback`. */
+export function redirectUri(deps: Pick<ServiceDeps, 'publicUrl'>, request: FastifyRequest): string {
+  const port = (request.server.server.address() as { port?: number } | null)?.port ?? 4010;
+  return `${deps.publicUrl ?? `http://localhost:${port}`}/forge/2021-12/oauth/callback`;
 }
 
 /**

@@ -1,13 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Integration, OAuthResultMessage } from 'forge-embed/client';
-import { badRequest, escapeHtml, HTML_HEADERS, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
-import { confirmGrant, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
+import type { AppConfig } from '../catalog/auth.js';
+import { absoluteUrl, placeCredential } from '../engine/placement.js';
+import { badRequest, escapeHtml, HTML_HEADERS, HttpProblem, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
+import {
+  authorizeUrl,
+  ClientNotConfigured,
+  clientCredentials,
+  finishAuthorization,
+  identify,
+  newCodeVerifier,
+  type OAuthApp,
+  ProviderFailure,
+} from '../oauth/client.js';
+import { confirmGrant, type Flow, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import { ConnectedIntegrationSchema, IntegrationParams, RateLimitedResponse } from '../schemas.js';
 import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
-import { baseOf, type RoutePlugin } from './context.js';
+import { baseOf, type RoutePlugin, redirectUri } from './context.js';
 
 /** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
 
@@ -23,7 +35,29 @@ const HtmlPage = {
 };
 const Redirect = { description: 'A redirect to the next page of the OAuth flow.', type: 'null' };
 
-const credentials: RoutePlugin = async (api, { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs }) => {
+/** What an OAuth flow keeps, sealed, beside its state until the callback. */
+interface SealedFlow {
+  codeVerifier: string;
+  connection: Record<string, string>;
+}
+
+/** The problem for an OAuth integration whose client the host has not configured. */
+export function notConfigured(integration: Integration, variable: string): HttpProblem {
+  return new HttpProblem(
+    409,
+    'integration-not-configured',
+    'Integration not configured',
+    `${integration.displayName} can't be connected right now: the service has no OAuth client for it. The host sets the environment variable ${variable} and restarts the service.`,
+  );
+}
+
+const credentials: RoutePlugin = async (api, deps) => {
+  const { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs, env, log } = deps;
+  /** The integration's OAuth client when its catalog entry has an oauth2 `auth`; else the legacy local stand-in. */
+  const oauthAppOf = (name: string): OAuthApp | undefined => {
+    const auth = catalog.apps.get(name)?.auth;
+    return auth?.kind === 'oauth2' ? { integration: name, auth } : undefined;
+  };
   const limitWrites = async (userId: string) =>
     rateLimited(await limits.hit('credentials', userId), 'This user saved credentials too often.');
 
@@ -75,11 +109,24 @@ const credentials: RoutePlugin = async (api, { store, catalog, secrets, allowedO
       const example = `{${wanted.map((p) => `"${p.name}": "…"`).join(', ')}}`;
       const fields = new FieldChecker(bodyObject(request.body, example));
       const values: Record<string, string> = {};
-      for (const parameter of wanted) values[parameter.name] = fields.string(parameter.name, { max: 2000 });
+      const app = catalog.apps.get(integration.name) ?? { parameters: [] };
+      for (const parameter of wanted) {
+        const value = fields.string(parameter.name, { max: 2000 });
+        values[parameter.name] = value;
+        // A value that goes into a URL must fit its pattern, so it can never move the credential elsewhere.
+        const pattern = app.parameters.find((p) => p.name === parameter.name)?.pattern;
+        if (value && pattern && !pattern.test(value)) {
+          fields.errors.push({
+            path: `body.${parameter.name}`,
+            message: `${parameter.displayName} must match ${pattern.source}.`,
+          });
+        }
+      }
       fields.onlyKnown(wanted.map((p) => p.name));
       fields.done();
       const { userId } = request.principal;
       await limitWrites(userId);
+      await verifyKey(integration, app, values);
       const sealed = secrets.seal({ kind: 'parameters', values });
       const connectedAt = await store.saveCredential(userId, integration.name, sealed);
       return { integration: integration.name, connectedAt };
@@ -114,15 +161,89 @@ const credentials: RoutePlugin = async (api, { store, catalog, secrets, allowedO
           `Start OAuth from a page on an allowed origin (FORGE_ALLOWED_ORIGINS); this request came from ${origin ?? 'no origin'}.`,
         );
       }
+      const oauthApp = oauthAppOf(integration.name);
+      const connection: Record<string, string> = {};
+      if (oauthApp) {
+        try {
+          clientCredentials(oauthApp, env);
+        } catch (error) {
+          if (error instanceof ClientNotConfigured) throw notConfigured(integration, error.variable);
+          throw error;
+        }
+        // Values that are part of the provider's own URLs (a Shopify shop) come before the redirect.
+        const given = isPlainObject(request.body) ? request.body : {};
+        const fields = new FieldChecker(given);
+        for (const [name, pattern] of Object.entries(oauthApp.auth.connectionValues)) {
+          const value = fields.string(name, { max: 200 });
+          if (value && !new RegExp(pattern, 'u').test(value))
+            fields.errors.push({ path: `body.${name}`, message: `${name} must match ${pattern}.` });
+          connection[name] = value;
+        }
+        fields.onlyKnown(Object.keys(oauthApp.auth.connectionValues));
+        fields.done();
+      }
       const { userId } = request.principal;
       rateLimited(await limits.hit('oauth', userId), 'This user started too many sign-in windows.');
-      const { state, expiresAt } = await store.createOAuthState(userId, integration.name, origin, OAUTH_STATE_TTL_MS);
+      const flow: SealedFlow = { codeVerifier: newCodeVerifier(), connection };
+      const { state, expiresAt } = await store.createOAuthState(
+        userId,
+        integration.name,
+        origin,
+        OAUTH_STATE_TTL_MS,
+        oauthApp ? secrets.seal(flow) : null,
+      );
       return {
         url: `${baseOf(request)}${API_PREFIX}/oauth/authorize?state=${state}`,
         expiresAt: new Date(expiresAt).toISOString(),
       };
     },
   );
+
+  /**
+   * The provider's answer, exchanged for tokens server-side. The grant then waits for the element
+   * that started the flow (server/oauth-grants.ts); denied or failed, nothing is stored.
+   */
+  const finishFlow = async (
+    oauthApp: OAuthApp,
+    found: Flow & { sealedFlow: string },
+    request: FastifyRequest,
+    callback: URLSearchParams,
+  ): Promise<OAuthResultMessage> => {
+    const displayName = catalog.integrations.get(found.integration)?.displayName ?? found.integration;
+    const base = { type: 'forge-oauth', integration: found.integration } as const;
+    try {
+      const flow = secrets.open<SealedFlow>(found.sealedFlow);
+      const credential = await identify(
+        oauthApp,
+        await finishAuthorization(oauthApp, env, callback, {
+          state: callback.get('state') ?? '',
+          ...flow,
+          redirectUri: redirectUri(deps, request),
+        }),
+      );
+      return {
+        ...base,
+        status: 'authorized',
+        grant: await holdGrant(store, secrets, found, credential, oauthGrantTtlMs),
+      };
+    } catch (error) {
+      if (!(error instanceof ProviderFailure || error instanceof ClientNotConfigured)) throw error;
+      const answer = error instanceof ProviderFailure ? error.providerAnswer : error.message;
+      log(`oauth ${found.integration}: sign-in not completed: ${answer}`);
+      if (error instanceof ProviderFailure && error.reason === 'denied') {
+        return {
+          ...base,
+          status: 'denied',
+          message: 'Access was denied, so nothing was connected. Close this window; you can choose Connect again.',
+        };
+      }
+      return {
+        ...base,
+        status: 'error',
+        message: `${displayName} could not be connected (${error instanceof ProviderFailure ? error.message : "it can't be connected right now"}), so nothing was connected. Close this window and choose Connect again.`,
+      };
+    }
+  };
 
   // The element confirms the grant the callback page handed to it (server/oauth-grants.ts).
   api.post(
@@ -147,11 +268,12 @@ const credentials: RoutePlugin = async (api, { store, catalog, secrets, allowedO
       const { grant } = request.body;
       const { userId } = request.principal;
       await limitWrites(userId);
-      const connectedAt = await confirmGrant(store, grant, {
-        userId,
-        integration: integration.name,
-        origin: request.headers.origin,
-      });
+      const connectedAt = await confirmGrant(
+        store,
+        grant,
+        { userId, integration: integration.name, origin: request.headers.origin },
+        (sealed) => secrets.open<{ account?: string }>(sealed).account ?? null,
+      );
       if (!connectedAt) {
         throw badRequest(
           `This ${integration.displayName} sign-in could not be confirmed: it was already used, has expired, or was started by another user or page. Choose Connect again.`,
@@ -178,6 +300,26 @@ const credentials: RoutePlugin = async (api, { store, catalog, secrets, allowedO
       // The link works once: a second visit (a replay, or an attacker's link opened again) finds nothing.
       const found = await openAuthorizeLink(store, state);
       if (!found) return expiredLink(reply);
+      const oauthApp = oauthAppOf(found.integration);
+      if (oauthApp && found.sealedFlow) {
+        let location: string;
+        try {
+          location = await authorizeUrl(oauthApp, env, {
+            state,
+            ...secrets.open<SealedFlow>(found.sealedFlow),
+            redirectUri: redirectUri(deps, request),
+          });
+        } catch (error) {
+          if (!(error instanceof ClientNotConfigured || error instanceof ProviderFailure)) throw error;
+          log(`oauth ${found.integration}: cannot start the sign-in: ${error.message}`);
+          return sendPage(
+            reply,
+            400,
+            page('Not connected', "<p>This app can't be connected right now. Close this window.</p>"),
+          );
+        }
+        return reply.code(302).headers(REDIRECT_HEADERS).header('Location', location).send();
+      }
       const base = baseOf(request);
       const redirect = new URL(`${base}${LOCAL_PROVIDER_PREFIX}/${found.integration}/authorize`);
       redirect.search = new URLSearchParams({
@@ -207,7 +349,15 @@ const credentials: RoutePlugin = async (api, { store, catalog, secrets, allowedO
       if (!found) return expiredLink(reply);
       const integration = catalog.integrations.get(found.integration);
       let message: OAuthResultMessage;
-      if (query.error) {
+      const oauthApp = oauthAppOf(found.integration);
+      if (oauthApp && found.sealedFlow) {
+        message = await finishFlow(
+          oauthApp,
+          found as typeof found & { sealedFlow: string },
+          request,
+          new URLSearchParams(request.query),
+        );
+      } else if (query.error) {
         message = {
           type: 'forge-oauth',
           integration: found.integration,
@@ -337,6 +487,47 @@ export const localProvider: RoutePlugin = async (app, { store, catalog }) => {
     },
   );
 };
+
+/**
+ * An API key whose `auth` has a `verify` request is tried before it is stored: an app that
+ * refuses it makes the save a 400 now rather than a failed run later.
+ */
+async function verifyKey(integration: Integration, app: AppConfig, values: Record<string, string>): Promise<void> {
+  const verify = app.auth && app.auth.kind !== 'oauth2' ? app.auth.verify : undefined;
+  if (!verify) return;
+  const access = placeCredential(app, { kind: 'parameters', values });
+  const url = access?.baseUrl ? new URL(absoluteUrl(verify.path, access.baseUrl)!) : undefined;
+  if (!access || !url)
+    throw badRequest(`${integration.displayName} cannot be checked: its API address is missing a value.`);
+  for (const [name, value] of Object.entries(access.query)) url.searchParams.set(name, value);
+  let status: number;
+  try {
+    const response = await fetch(url, {
+      method: verify.method ?? 'GET',
+      headers: access.headers,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS),
+    });
+    await response.body?.cancel();
+    status = response.status;
+  } catch (error) {
+    throw badRequest(
+      `${integration.displayName} could not be reached to check these values (${(error as Error).name === 'TimeoutError' ? 'no answer in time' : 'network error'}), so nothing was saved. Try again.`,
+    );
+  }
+  if (status === 401 || status === 403) {
+    throw badRequest(
+      `${integration.displayName} refused these values (${status}), so nothing was saved. Check them and try again.`,
+    );
+  }
+  if (status >= 300) {
+    throw badRequest(
+      `${integration.displayName} answered ${status} when these values were checked, so nothing was saved. Try again.`,
+    );
+  }
+}
+
+const VERIFY_TIMEOUT_MS = 10_000;
 
 function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
   return reply.code(status).headers(HTML_HEADERS).send(html);

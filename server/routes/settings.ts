@@ -1,6 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { loadEventBridge } from '../engine/event-bus.js';
-import { applyHostSettingsUpdate, loadHostSettings, saveHostSettings } from '../engine/host-settings.js';
+import {
+  applyHostSettingsUpdate,
+  loadHostSettings,
+  rotateErrorWebhookSecret,
+  saveHostSettings,
+} from '../engine/host-settings.js';
 import { HttpProblem } from '../http.js';
 import { HostSettingsSchema } from '../schemas.js';
 import { hostSettingsView } from '../views.js';
@@ -35,7 +40,10 @@ const SettingsUpdate = Type.Object(
 );
 
 /** The host's settings for failed executions: the error webhook URL and the event bus (API key only). */
-const settings: RoutePlugin = async (api, { store, secrets, allowPrivateWebhooks, delivery }) => {
+const settings: RoutePlugin = async (
+  api,
+  { store, secrets, allowPrivateWebhooks, delivery, clock, webhookSecretGraceMs },
+) => {
   api.get(
     '/settings',
     {
@@ -77,6 +85,29 @@ const settings: RoutePlugin = async (api, { store, secrets, allowPrivateWebhooks
       delivery.kick();
       return hostSettingsView(next, store, secrets);
     },
+  );
+
+  api.post(
+    '/settings/rotateErrorWebhookSecret',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'Rotate the secret that signs error deliveries',
+        description:
+          'Makes a new errorWebhookSecret and answers it. During the grace period (24 hours unless the service is configured otherwise) each delivery carries two signatures in one header, `Forge-Signature: t=<unix seconds>,v1=<hex, new secret>,v1=<hex, previous secret>`; a receiver accepts a delivery when any v1 matches the secret it knows, so it can switch to the new secret at any time within the period. After it, only the new secret signs.',
+        tags: ['settings'],
+        response: {
+          200: Type.Object({
+            errorWebhookSecret: Type.String({ description: 'The new secret; it signs every delivery from now on.' }),
+            previousSecretValidUntil: Type.String({
+              format: 'date-time',
+              description: 'Until when the previous secret signs deliveries beside the new one.',
+            }),
+          }),
+        },
+      },
+    },
+    async () => rotateErrorWebhookSecret(store, secrets, clock.now(), webhookSecretGraceMs),
   );
 };
 

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_TOKEN_TTL_SECONDS, type Principal } from '../auth.js';
+import { normalizeEmail } from '../email.js';
 import { conflict, notFound, rateLimited } from '../http.js';
 import {
   CreateUserBody,
@@ -36,11 +37,16 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
         summary: 'Create a user',
         tags: ['users'],
         body: CreateUserBody,
-        response: { 200: Type.Object({ userId: Type.String() }) },
+        response: {
+          200: Type.Object({ userId: Type.String() }),
+          429: RateLimitedResponse('users created with this API key'),
+        },
       },
     },
     async (request) => {
-      const email = request.body.email.trim().toLowerCase();
+      // One API key per service: its users share one count.
+      rateLimited(await limits.hit('user', 'apiKey'), 'Too many users were created with this API key.');
+      const email = normalizeEmail(request.body.email);
       try {
         return { userId: await store.createUser(request.body.name.trim(), email) };
       } catch (error) {
@@ -103,7 +109,7 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
     },
     async (request) => {
       const user = await visibleUser(request.params.userId, request.principal);
-      const email = request.body.email.trim().toLowerCase();
+      const email = normalizeEmail(request.body.email);
       const fullName = request.body.fullName.trim();
       try {
         await store.updateUser(user._id, fullName, email);

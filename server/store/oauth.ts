@@ -6,6 +6,8 @@ export interface OAuthState {
   integration: string;
   openerOrigin: string;
   code: string | null;
+  /** Sealed: the PKCE verifier and connection values of the flow (server/routes/credentials.ts). */
+  sealedFlow: string | null;
 }
 
 /** A provider's grant waiting for the element that started the flow to confirm it (server/oauth-grants.ts). */
@@ -27,13 +29,21 @@ export function withOAuth<Base extends StoreClass>(base: Base) {
       integration: string,
       openerOrigin: string,
       ttlMs: number,
+      sealedFlow: string | null = null,
     ): Promise<{ state: string; expiresAt: number }> {
       const state = randomBytes(24).toString('base64url');
       const expiresAt = Date.now() + ttlMs;
       await this.db.deleteFrom('oauth_states').where('expires_at', '<', Date.now()).execute();
       await this.db
         .insertInto('oauth_states')
-        .values({ state, user_id: userId, integration, opener_origin: openerOrigin, expires_at: expiresAt })
+        .values({
+          state,
+          user_id: userId,
+          integration,
+          opener_origin: openerOrigin,
+          expires_at: expiresAt,
+          sealed_flow: sealedFlow,
+        })
         .execute();
       return { state, expiresAt };
     }
@@ -41,7 +51,13 @@ export function withOAuth<Base extends StoreClass>(base: Base) {
     async getOAuthState(state: string): Promise<OAuthState | undefined> {
       return this.db
         .selectFrom('oauth_states')
-        .select(['user_id as userId', 'integration', 'opener_origin as openerOrigin', 'code'])
+        .select([
+          'user_id as userId',
+          'integration',
+          'opener_origin as openerOrigin',
+          'code',
+          'sealed_flow as sealedFlow',
+        ])
         .where('state', '=', state)
         .where('expires_at', '>=', Date.now())
         .executeTakeFirst();
@@ -68,7 +84,14 @@ export function withOAuth<Base extends StoreClass>(base: Base) {
       const found = await this.db
         .deleteFrom('oauth_states')
         .where('state', '=', state)
-        .returning(['user_id as userId', 'integration', 'opener_origin as openerOrigin', 'code', 'expires_at'])
+        .returning([
+          'user_id as userId',
+          'integration',
+          'opener_origin as openerOrigin',
+          'code',
+          'sealed_flow as sealedFlow',
+          'expires_at',
+        ])
         .executeTakeFirst();
       if (!found || found.expires_at < Date.now()) return undefined;
       const { expires_at: _expiresAt, ...flow } = found;

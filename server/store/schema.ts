@@ -6,6 +6,7 @@ import * as oauthGrants from './migrations/0003_oauth_grants.js';
 import * as executionHours from './migrations/0004_execution_hours.js';
 import * as instances from './migrations/0005_instances.js';
 import * as errorKind from './migrations/0006_error_kind.js';
+import * as connections from './migrations/0007_connections.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -23,7 +24,16 @@ export interface Tables {
     created_at: string;
     updated_at: string;
   };
-  credentials: { user_id: string; integration: string; secret: string; connected_at: string };
+  credentials: {
+    user_id: string;
+    integration: string;
+    secret: string;
+    connected_at: string;
+    /** `connected`, or `broken` once the provider refused the grant (a new connection clears it). */
+    status: Generated<'connected' | 'broken'>;
+    /** A display label the provider gave (a workspace, an e-mail); never a secret. */
+    account: string | null;
+  };
   executions: {
     id: string;
     workflow_id: string;
@@ -51,6 +61,8 @@ export interface Tables {
     integration: string;
     opener_origin: string;
     code: string | null;
+    /** Sealed: the flow's PKCE verifier and the connection values given before the redirect. */
+    sealed_flow: string | null;
     expires_at: number;
     opened: Generated<number>;
   };
@@ -89,6 +101,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0004_execution_hours': executionHours,
   '0005_instances': instances,
   '0006_error_kind': errorKind,
+  '0007_connections': connections,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */

@@ -54,15 +54,30 @@ export function withUsers<Base extends StoreClass>(base: Base) {
       return deleted;
     }
 
-    async saveCredential(userId: string, integration: string, sealedSecret: string): Promise<string> {
+    /** Stores a new connection: it is `connected` from now on, whatever the one it replaces was. */
+    async saveCredential(
+      userId: string,
+      integration: string,
+      sealedSecret: string,
+      account: string | null = null,
+    ): Promise<string> {
       const connectedAt = new Date().toISOString();
       await this.db
         .insertInto('credentials')
-        .values({ user_id: userId, integration, secret: sealedSecret, connected_at: connectedAt })
+        .values({
+          user_id: userId,
+          integration,
+          secret: sealedSecret,
+          connected_at: connectedAt,
+          status: 'connected',
+          account,
+        })
         .onConflict((oc) =>
           oc.columns(['user_id', 'integration']).doUpdateSet({
             secret: (eb) => eb.ref('excluded.secret'),
             connected_at: (eb) => eb.ref('excluded.connected_at'),
+            status: 'connected',
+            account: (eb) => eb.ref('excluded.account'),
           }),
         )
         .execute();

@@ -1,18 +1,13 @@
 import type { ReactiveController, ReactiveElement } from 'lit';
 import type { ConfigModalStrings } from '../config-modal/strings.js';
 import type { WorkflowListStrings } from '../workflow-list/strings.js';
+import type { Plural } from './plural.js';
 
 /** Translations for one locale: either element's texts, any subset of them. */
 export interface Translation {
   configModal?: Partial<ConfigModalStrings>;
   workflowList?: Partial<WorkflowListStrings>;
 }
-
-/** A text that depends on a count: a form per plural category of the locale (`other` always); `#` stands for the count. */
-export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
-
-/** Picks the form of `forms` that fits `count` in the element's locale. */
-export type Plural = (count: number, forms: PluralForms) => string;
 
 const translations = new Map<string, Translation>();
 /** Counts registrations, so an element knows its cached texts are out of date. */

@@ -1,7 +1,6 @@
 import { html, nothing } from 'lit';
 import { timeTag } from '../internal/time.js';
-import type { RowContext } from './row.js';
-import type { Installed } from './state.js';
+import type { Installed, RowContext } from './state.js';
 
 /** What an installed workflow's row says about its runs, and the fix a failure asks for. */
 export function healthView(c: RowContext, id: string, name: string, row: Installed) {

@@ -1,34 +1,7 @@
 import { html, nothing } from 'lit';
-import type { Plural } from '../internal/localize.js';
 import { safeIconUrl } from '../theme.js';
 import { healthView } from './health.js';
-import type { RunDetails } from './run-details.js';
-import type { Installed, Listing, Offer } from './state.js';
-import type { WorkflowListStrings } from './strings.js';
-
-/** What the user can do in a row; the element answers each. */
-export interface RowActions {
-  toggle(parentId: string, row: Installed, event: Event): void;
-  openModal(parentId: string, reconnect?: string): void;
-  toggleDetails(parentId: string, childId: string): void;
-}
-
-/** Everything a row reads: it renders from this alone. */
-export interface RowContext {
-  t: WorkflowListStrings;
-  locale: string;
-  plural: Plural;
-  /** The integrations of the load's rows by name, filtered or not: a failure names its app from them. */
-  integrations: Listing['integrations'];
-  /** The user's child workflows by parent id. */
-  installed: ReadonlyMap<string, Installed>;
-  /** Why a row's last action failed, by parent id. */
-  rowErrors: ReadonlyMap<string, string>;
-  /** Parent ids whose details view is open, and each one's view once its module loaded. */
-  expanded: ReadonlySet<string>;
-  details: ReadonlyMap<string, RunDetails>;
-  actions: RowActions;
-}
+import type { Offer, RowContext } from './state.js';
 
 /** One row; `position` is its 1-based place and `total` the list's length when the list is windowed. */
 export function rowView(

@@ -1,4 +1,4 @@
-import type { Plural } from '../internal/localize.js';
+import type { Plural } from '../internal/plural.js';
 
 /**
  * The texts of a workflow's details view, part of `WorkflowListStrings` (register them under

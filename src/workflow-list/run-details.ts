@@ -1,7 +1,7 @@
 import { html, nothing, type ReactiveControllerHost } from 'lit';
 import type { ForgeEmbedClient } from '../api/embed-client.js';
 import type { Block, ErrorLogEntry, ExecutionLogEntry } from '../api/types.js';
-import type { Plural } from '../internal/localize.js';
+import type { Plural } from '../internal/plural.js';
 import { timeTag } from '../internal/time.js';
 import type { RunDetailsStrings } from './run-details-strings.js';
 import type { WorkflowListStrings } from './strings.js';
@@ -192,7 +192,7 @@ export class RunDetails {
                           ? html`<span class="small">${t.runError[error.kind](names.get(error.blockId) ?? error.blockType)}</span>
                               <details class="small">
                                 <summary>${t.technicalDetails}</summary>
-                                <pre>${error.error}\n\n${error.blockType} · ${error.blockId}\n${error.createdAt} · ${error._id}</pre>
+                                <pre><bdi>${error.error}</bdi>\n\n${error.blockType} · ${error.blockId}\n${error.createdAt} · ${error._id}</pre>
                               </details>`
                           : nothing
                       }

@@ -1,4 +1,4 @@
-import type { Plural } from '../internal/localize.js';
+import type { Plural } from '../internal/plural.js';
 import type { RunDetailsStrings } from './run-details-strings.js';
 
 /**

@@ -17,17 +17,21 @@ import { loadConfigModal, prefetchConfigModal, prefetchConfigModalWhenIdle } fro
 import { Localize } from '../internal/localize.js';
 import { themeStyles } from '../theme.js';
 import { emptyView, loadErrorView, loadingView } from './messages.js';
-import { type RowActions, type RowContext, rowView } from './row.js';
+import { rowView } from './row.js';
 import { RowWindow } from './row-window.js';
-import type { RunDetails } from './run-details.js';
 import {
+  emptyListView,
   type Installed,
   installedFrom,
   justInstalled,
   type Listing,
+  type ListView,
   listingFrom,
   matches,
   type Offer,
+  type RowActions,
+  type RowContext,
+  without,
 } from './state.js';
 import { defaultWorkflowListStrings, type WorkflowListStrings } from './strings.js';
 import { choose, syncSwitch } from './switch-queue.js';
@@ -139,22 +143,9 @@ export class ForgeWorkflowList extends ForgeElement {
     return this.#localize.texts;
   }
 
-  // Private state: changes call requestUpdate() themselves.
-  #filter = '';
-  /** The parent workflow the modal is (or was last) open for. */
-  #modalFor = '';
-  /** The integration the modal asks the user to connect again, if that is why it opened. */
-  #modalReconnect = '';
-  /** Parent ids whose details view is open, and each one's view once its module loaded. */
-  #expanded = new Set<string>();
-  #details = new Map<string, RunDetails>();
-  /** Why the last refresh of the runs' health failed. */
-  #refreshError = '';
+  /** What the list shows beyond the load; changed only through `#change`, which re-renders. */
+  #view: ListView = emptyListView();
   #refreshTimer?: ReturnType<typeof setInterval> | undefined;
-  /** The user's child workflows by parent id. */
-  #installed = new Map<string, Installed>();
-  /** Why a row's last action failed, by parent id. */
-  #rowErrors = new Map<string, string>();
 
   readonly #connection = new Connection(this);
   readonly #rowActions: RowActions = {
@@ -172,8 +163,7 @@ export class ForgeWorkflowList extends ForgeElement {
         client.listWorkflowSummaries({ integration }, { signal }),
         client.getWorkflowHealth({ signal }),
       ]);
-      this.#applyHealth(health);
-      this.#rowErrors.clear();
+      this.#change({ ...this.#healthRead(health), rowErrors: new Map() });
       return listingFrom(summaries);
     },
     onError: (error) => {
@@ -188,7 +178,7 @@ export class ForgeWorkflowList extends ForgeElement {
     this.#scheduleRefresh();
     // Back on the page after a removal, which stopped every request: read everything again.
     if (this.hasUpdated) {
-      this.#installed = new Map();
+      this.#change({ installed: new Map() });
       void this.#loadTask.run();
     }
   }
@@ -201,7 +191,26 @@ export class ForgeWorkflowList extends ForgeElement {
   }
 
   protected override updated(changed: PropertyValues<this>): void {
+    super.updated(changed);
     if (changed.has('refreshInterval')) this.#scheduleRefresh();
+  }
+
+  /**
+   * The one way the view changes: it always re-renders. A row's switch, which the switch queue
+   * moves in place, re-renders through it with no change.
+   */
+  #change(change: Partial<ListView> = {}): void {
+    this.#view = { ...this.#view, ...change };
+    this.requestUpdate();
+  }
+
+  /** Says why a row's last action failed, or (no `reason`) clears it; with more of the view's `change`. */
+  #rowError(parentId: string, reason?: string, change?: Partial<ListView>): void {
+    const { rowErrors } = this.#view;
+    this.#change({
+      ...change,
+      rowErrors: reason ? new Map(rowErrors).set(parentId, reason) : without(rowErrors, parentId),
+    });
   }
 
   /** A timer only while connected and visible: a hidden page asks nothing. */
@@ -218,11 +227,16 @@ export class ForgeWorkflowList extends ForgeElement {
     if (document.visibilityState === 'visible') void this.#refreshHealth();
   };
 
-  /** Takes the service's health of the user's workflows, and tells of those that started failing since the last read. */
-  #applyHealth(health: WorkflowHealth[]): void {
+  /**
+   * The view's change for the service's health of the user's workflows; tells of those that
+   * started failing since the last read.
+   */
+  #healthRead(health: WorkflowHealth[]): Pick<ListView, 'installed' | 'details'> {
+    const { expanded } = this.#view;
+    let { details } = this.#view;
     const installed = new Map<string, Installed>();
     for (const now of health) {
-      const current = this.#installed.get(now.parentId);
+      const current = this.#view.installed.get(now.parentId);
       const before = current?.health;
       if (before && !before.failure && now.failure) {
         const { workflowId, parentId, failure, failedLast24h } = now;
@@ -230,13 +244,15 @@ export class ForgeWorkflowList extends ForgeElement {
       }
       if (before && now.lastRun?.executionId !== before.lastRun?.executionId) {
         // It ran since: an open Runs view reads its first page again, a closed one is read anew when it opens.
-        if (this.#expanded.has(now.parentId)) void this.#details.get(now.parentId)?.reload();
-        else this.#details.delete(now.parentId);
+        if (expanded.has(now.parentId)) void details.get(now.parentId)?.reload();
+        else details = without(details, now.parentId);
       }
-      // A switch still talking to the service is newer than what this read.
-      installed.set(now.parentId, current?.busy ? { ...current, health: now } : installedFrom(now));
+      // A switch still talking to the service is newer than what this read. Its row stays the
+      // object the switch queue moves, or the queue's moves would no longer show.
+      if (current?.busy) current.health = now;
+      installed.set(now.parentId, current?.busy ? current : installedFrom(now));
     }
-    this.#installed = installed;
+    return { installed, details };
   }
 
   /** Reads the runs' health again: one request for all of the user's workflows. */
@@ -247,18 +263,15 @@ export class ForgeWorkflowList extends ForgeElement {
     try {
       const health = await this.#connection.client.getWorkflowHealth({ signal });
       if (signal.aborted) return;
-      this.#applyHealth(health);
-      this.#refreshError = '';
+      this.#change({ ...this.#healthRead(health), refreshError: '' });
     } catch (error) {
       if (signal.aborted) return;
-      this.#refreshError = reportError(this, error, 'load-failed');
+      this.#change({ refreshError: reportError(this, error, 'load-failed') });
     }
-    this.requestUpdate();
   }
 
   #handleToggle(parentId: string, row: Installed, { target }: Event): void {
-    this.#rowErrors.delete(parentId);
-    this.requestUpdate();
+    this.#rowError(parentId);
     if (choose(row, (target as HTMLInputElement).checked)) void this.#syncSwitch(parentId, row);
   }
 
@@ -272,18 +285,18 @@ export class ForgeWorkflowList extends ForgeElement {
       signal,
     );
     if (signal.aborted) return;
-    if (failed) {
-      const message = reportError(this, failed.error, 'toggle-failed');
-      const t = this.#text;
-      if ((failed.error as ForgeApiError).status === 404) {
-        // Removed behind the user's back (e.g. by the host): the row offers "Enable" again.
-        this.#installed.delete(parentId);
-        this.#rowErrors.set(parentId, t.removed);
-      } else {
-        this.#rowErrors.set(parentId, (failed.on ? t.turnOnFailed : t.turnOffFailed)(message));
-      }
+    if (!failed) {
+      this.#change();
+      return;
     }
-    this.requestUpdate();
+    const message = reportError(this, failed.error, 'toggle-failed');
+    const t = this.#text;
+    if ((failed.error as ForgeApiError).status === 404) {
+      // Removed behind the user's back (e.g. by the host): the row offers "Enable" again.
+      this.#rowError(parentId, t.removed, { installed: without(this.#view.installed, parentId) });
+    } else {
+      this.#rowError(parentId, (failed.on ? t.turnOnFailed : t.turnOffFailed)(message));
+    }
   }
 
   async #openModal(parentId: string, reconnect = ''): Promise<void> {
@@ -291,63 +304,57 @@ export class ForgeWorkflowList extends ForgeElement {
       await loadConfigModal();
     } catch (error) {
       // A dead button would leave the user guessing; the row says why nothing opened.
-      this.#rowErrors.set(
+      this.#rowError(
         parentId,
         reportError(this, error, 'load-failed', () => this.#text.modalLoadFailed),
       );
-      this.requestUpdate();
       return;
     }
-    this.#rowErrors.delete(parentId);
-    this.#modalReconnect = reconnect;
-    this.#modalFor = parentId;
-    this.requestUpdate();
+    this.#rowError(parentId, undefined, { modalReconnect: reconnect, modalFor: parentId });
     await this.updateComplete;
     await this.renderRoot.querySelector<ForgeConfigModal>('forge-config-modal')!.show();
   }
 
   #handleInstall({ detail: { parentId, workflowId } }: ForgeEvent<'forge-install'>): void {
     // Children start switched on, and have not run; the re-read below confirms the switch.
-    this.#installed.set(parentId, installedFrom(justInstalled(workflowId, parentId)));
+    const row = installedFrom(justInstalled(workflowId, parentId));
+    this.#change({ installed: new Map(this.#view.installed).set(parentId, row) });
     void this.#rereadChild(parentId, workflowId);
   }
 
   /** Re-reads one child workflow the modal saved, instead of the whole list; its runs are as they were. */
   async #rereadChild(parentId: string, childId: string): Promise<void> {
-    this.#rowErrors.delete(parentId);
-    this.requestUpdate();
+    this.#rowError(parentId);
     const { signal } = this.#connection;
     try {
       const { active } = await this.#connection.client.getWorkflow(childId);
       if (signal.aborted) return;
-      const row = this.#installed.get(parentId);
+      const row = this.#view.installed.get(parentId);
+      // A switch still talking to the service is newer than this read. The row is the object
+      // the switch queue moves, so it changes in place too.
       if (row && !row.busy) Object.assign(row, { active, wanted: active, health: { ...row.health, active } });
+      this.#change();
     } catch (error) {
       if (signal.aborted) return;
-      this.#rowErrors.set(parentId, this.#text.refreshFailed(reportError(this, error, 'load-failed')));
+      this.#rowError(parentId, this.#text.refreshFailed(reportError(this, error, 'load-failed')));
     }
-    this.requestUpdate();
   }
 
   async #toggleDetails(parentId: string, childId: string): Promise<void> {
-    if (this.#expanded.delete(parentId)) {
-      this.requestUpdate();
-      return;
-    }
-    this.#expanded.add(parentId);
-    this.requestUpdate();
-    if (this.#details.has(parentId)) return;
+    const { expanded } = this.#view;
+    const open = !expanded.has(parentId);
+    this.#change({ expanded: open ? new Set(expanded).add(parentId) : without(expanded, parentId) });
+    if (!open || this.#view.details.has(parentId)) return;
     try {
       const { RunDetails } = await import('./run-details.js');
       const report = (error: unknown) => reportError(this, error, 'load-failed');
       const details = new RunDetails(this, this.#connection.client, childId, this.#connection.signal, report);
-      this.#details.set(parentId, details);
+      this.#change({ details: new Map(this.#view.details).set(parentId, details) });
       await details.loadMore();
     } catch (error) {
       // The view's module did not load (offline, or a deployment replaced it): say so in the row.
-      this.#expanded.delete(parentId);
-      this.#rowErrors.set(parentId, reportError(this, error, 'load-failed'));
-      this.requestUpdate();
+      const expanded = without(this.#view.expanded, parentId);
+      this.#rowError(parentId, reportError(this, error, 'load-failed'), { expanded });
     }
   }
 
@@ -360,14 +367,11 @@ export class ForgeWorkflowList extends ForgeElement {
   /** The rows of a long list that are near the viewport (see RowWindow), with spacers for the rest. */
   #renderRows({ integrations }: Listing, shown: Offer[]) {
     const context: RowContext = {
+      ...this.#view,
       t: this.#text,
       locale: this.#localize.locale,
       plural: this.#localize.plural,
       integrations,
-      installed: this.#installed,
-      rowErrors: this.#rowErrors,
-      expanded: this.#expanded,
-      details: this.#details,
       actions: this.#rowActions,
     };
     const total = this.#window.windows(shown.length) ? shown.length : undefined;
@@ -406,7 +410,8 @@ export class ForgeWorkflowList extends ForgeElement {
     const failed = !offers && error !== undefined && !isAbort(error);
     // Only a filter box on screen filters: a list that shrank below the threshold shows all.
     const filtering = offers && offers.length > this.filterThreshold;
-    const needle = filtering ? this.#filter.trim().toLowerCase() : '';
+    const { filter, refreshError, modalFor, modalReconnect } = this.#view;
+    const needle = filtering ? filter.trim().toLowerCase() : '';
     const shown = needle ? offers!.filter((offer) => matches(offer, needle, listing!.integrations)) : offers;
     let content: unknown;
     if (failed) {
@@ -424,11 +429,8 @@ export class ForgeWorkflowList extends ForgeElement {
               part="filter"
               aria-label=${t.filterLabel}
               placeholder=${t.filterLabel}
-              .value=${this.#filter}
-              @input=${({ target }: Event) => {
-                this.#filter = (target as HTMLInputElement).value;
-                this.requestUpdate();
-              }}
+              .value=${filter}
+              @input=${({ target }: Event) => this.#change({ filter: (target as HTMLInputElement).value })}
             />`
           : nothing
       }
@@ -447,30 +449,30 @@ export class ForgeWorkflowList extends ForgeElement {
             >
               ${this.#renderRows(listing!, shown!)}
             </ul>`
-          : html`<p class="message muted">${t.noMatches(this.#filter.trim())}</p>`
+          : html`<p class="message muted">${t.noMatches(filter.trim())}</p>`
       }`;
     }
     const announcement =
       !offers && !failed ? t.loading : needle ? t.matchCount(shown!.length, offers!.length, this.#localize.plural) : '';
     return html`<div class="base" part="base">
         <p class="visually-hidden" role="status">${announcement}</p>
-        ${this.#refreshError ? html`<p class="small muted" role="status">${t.healthRefreshFailed(this.#refreshError)}</p>` : nothing}
+        ${refreshError ? html`<p class="small muted" role="status">${t.healthRefreshFailed(refreshError)}</p>` : nothing}
         ${content}
       </div>
       ${
-        this.#modalFor
+        modalFor
           ? html`<forge-config-modal
               part="modal"
               exportparts="dialog:modal-dialog,panel:modal-panel,header:modal-header,title:modal-title,body:modal-body,footer:modal-footer"
               api-base=${this.apiBase}
               token-url=${this.tokenUrl || nothing}
               .tokenProvider=${this.tokenProvider}
-              workflow-id=${this.#modalFor}
-              reconnect=${this.#modalReconnect}
+              workflow-id=${modalFor}
+              reconnect=${modalReconnect}
               theme=${this.theme ?? nothing}
               .strings=${this.modalStrings}
               @forge-install=${this.#handleInstall}
-              @forge-update=${({ detail }: ForgeEvent<'forge-update'>) => this.#rereadChild(this.#modalFor, detail.workflowId)}
+              @forge-update=${({ detail }: ForgeEvent<'forge-update'>) => this.#rereadChild(modalFor, detail.workflowId)}
               @forge-after-hide=${() => this.#refreshHealth()}
             ></forge-config-modal>`
           : nothing

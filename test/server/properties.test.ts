@@ -320,6 +320,7 @@ const SPECS: Record<string, Spec> = {
       })),
     ),
   },
+  'POST /settings/rotateErrorWebhookSecret': { valid: fc.constant(now({ params: {} })) },
   'GET /.well-known/jwks.json': { valid: fc.constant(now({ params: {} })) },
   'GET /openapi.json': { valid: fc.constant(now({ params: {} })) },
   'GET /icons/:file': {

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { Clock } from '../../server/clock.js';
 import { LOCAL_PROVIDER_PREFIX } from '../../server/views.js';
 import {
   type Answer,
@@ -194,10 +195,22 @@ describe('401: a missing, invalid or expired credential, on every guarded endpoi
   }
 
   test('a token asked to live 1 second stops working once it has expired', async () => {
-    const token = await forge.token(a.userId, 1);
-    assert.equal((await forge.asUser(token, 'GET', `/user/${a.userId}`)).status, 200);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
-    assertProblem(await forge.asUser(token, 'GET', `/user/${a.userId}`), 401, { detail: /expired/ });
+    // A service whose clock the test moves: the second passes without waiting for it.
+    // At a whole second, so 999 ms later the token's one second has not passed.
+    let now = Math.floor(Date.now() / 1000) * 1000;
+    const clock: Clock = { now: () => now, onJump: () => () => {} };
+    const timed = await TestService.start({ clock });
+    try {
+      const { userId } = await timed.createUser();
+      const token = await timed.token(userId, 1);
+      assert.equal((await timed.asUser(token, 'GET', `/user/${userId}`)).status, 200);
+      now += 999;
+      assert.equal((await timed.asUser(token, 'GET', `/user/${userId}`)).status, 200, 'alive within its second');
+      now += 2000;
+      assertProblem(await timed.asUser(token, 'GET', `/user/${userId}`), 401, { detail: /expired/ });
+    } finally {
+      await timed.close();
+    }
   });
 });
 

@@ -1,0 +1,2 @@
+// oidc-provider ships no type declarations; the tests use a few of its calls (test/server/oauth-support.ts).
+declare module 'oidc-provider';
