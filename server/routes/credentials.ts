@@ -16,7 +16,7 @@ import {
   ProviderFailure,
 } from '../oauth/client.js';
 import { confirmGrant, type Flow, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
-import { ConnectedIntegrationSchema, IntegrationParams, RateLimitedResponse } from '../schemas.js';
+import { ConnectedIntegrationSchema, IntegrationParams, OAuthStartSchema, RateLimitedResponse } from '../schemas.js';
 import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
 import { baseOf, type RoutePlugin, redirectUri } from './context.js';
@@ -142,7 +142,7 @@ const credentials: RoutePlugin = async (api, deps) => {
         tags: ['credentials', 'embed'],
         params: IntegrationParams,
         response: {
-          200: Type.Object({ url: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }),
+          200: OAuthStartSchema,
           429: RateLimitedResponse('sign-in windows started by this user'),
         },
       },

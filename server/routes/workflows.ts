@@ -7,8 +7,10 @@ import {
   ChildWorkflowSchema,
   ErrorLogEntrySchema,
   ExecutionLogEntrySchema,
+  InstallResponseSchema,
   ParentWorkflowSchema,
   ref,
+  SetVariablesResponseSchema,
   SuccessSchema,
   WorkflowIdParams,
   WorkflowSummariesSchema,
@@ -232,7 +234,7 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
           },
           { additionalProperties: false, examples: [{ variables: { '<blockId>': { '<name>': 'value' } } }] },
         ),
-        response: { 201: Type.Object({ workflowId: Type.String(), active: Type.Literal(true) }) },
+        response: { 201: InstallResponseSchema },
       },
       // The body is optional: installing with the parent's defaults sends none.
       preValidation: async (request) => {
@@ -314,18 +316,7 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
           blockId: Type.String({ description: 'The id of a block of type "variables".' }),
         }),
         body: { ...VariablesOfBlock, examples: [{ '<variable name>': 'value' }] },
-        response: {
-          200: Type.Object({
-            blockId: Type.String(),
-            variables: Type.Array(
-              Type.Object({
-                uuid: Type.String(),
-                name: Type.String(),
-                value: Type.Union([Type.String(), Type.Number()]),
-              }),
-            ),
-          }),
-        },
+        response: { 200: SetVariablesResponseSchema },
       },
     },
     async (request) => {
