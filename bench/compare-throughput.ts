@@ -1,30 +1,42 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { benchWebhookRuns } from './logs.js';
 import { newApiKey } from './service.js';
 import { median } from './stats.js';
-import { benchThroughput, type ThroughputResult } from './throughput.js';
+import { benchThroughput, FLOOR_READS, floorRatio, type ThroughputResult } from './throughput.js';
 
 /**
  * `node --import tsx bench/compare-throughput.ts [--rounds 5] <main.js of another build>…`: the
  * throughput bench against other builds of the service (an earlier commit's checkout, built) and
  * this one (`server/dist/main.js`, build it first), taking turns round after round so that all
  * see the same machine; then the median of each figure and its change against the first build
- * named. A shared machine drifts by more than the differences worth knowing, so single runs
- * compare nothing. FORGE_LOG=off compares them without the request log.
+ * named, each read also as a ratio to the floor measured in its run, and webhook runs on SQLite,
+ * which must not be lower than the first build's (issue 29; the exit status says). A shared
+ * machine drifts by more than the differences worth knowing, so single runs compare nothing.
+ * FORGE_LOG=off compares them without the request log.
  */
 const args = process.argv.slice(2);
 const roundsAt = args.indexOf('--rounds');
 const rounds = roundsAt === -1 ? 5 : Number(args.splice(roundsAt, 2)[1]);
+// `--webhook-only`: webhook runs alone, without the reads (a few seconds a turn, not minutes).
+const webhookOnlyAt = args.indexOf('--webhook-only');
+const webhookOnly = webhookOnlyAt !== -1 && args.splice(webhookOnlyAt, 1).length === 1;
 const others = args.map((path) => resolve(path));
 if (others.length === 0 || !others.every((path) => existsSync(path)) || !(rounds > 0)) {
-  console.error('Usage: node --import tsx bench/compare-throughput.ts [--rounds 5] <main.js of another build>…');
+  console.error(
+    'Usage: node --import tsx bench/compare-throughput.ts [--rounds 5] [--webhook-only] <main.js of another build>…',
+  );
   process.exit(2);
 }
+const change = (a: number, b: number) => `${a >= b ? '+' : ''}${((a / b - 1) * 100).toFixed(1)}%`;
 const env = process.env.FORGE_LOG ? { FORGE_LOG: process.env.FORGE_LOG } : undefined;
 const targets = [...others.map((main) => ({ name: main, main })), { name: 'this build', main: undefined }];
 const results = targets.map(() => [] as ThroughputResult[]);
-const KEYS = ['workflowList', 'setup', 'install'] as const;
+const KEYS = [...FLOOR_READS.map((read) => read.key), 'install'] as const;
+/** Webhook runs on SQLite, per build and round: the budget is that none is slower than the first build named. */
+const webhookRuns = targets.map(() => [] as number[]);
 
 for (let round = 0; round < rounds; round++) {
   // Each round starts with the next build, so that a trend in the machine's load favours none.
@@ -32,13 +44,30 @@ for (let round = 0; round < rounds; round++) {
     const index = (round + turn) % targets.length;
     const workDir = mkdtempSync(join(tmpdir(), 'forge-compare-'));
     try {
-      const result = await benchThroughput(workDir, newApiKey(), { main: targets[index]!.main, env });
-      results[index]!.push(result);
-      const figures = KEYS.map(
-        (key) =>
-          `${key} ${result[key].rps} req/s p99 ${result[key].p99Ms} ms CPU ${result[key].cpuUsPerRequest} µs/req`,
+      const apiKey = newApiKey();
+      const result = webhookOnly
+        ? undefined
+        : await benchThroughput(workDir, apiKey, { main: targets[index]!.main, env });
+      if (result) results[index]!.push(result);
+      const webhook = await benchWebhookRuns(
+        join(workDir, 'webhook.db'),
+        apiKey,
+        { ...env, FORGE_SECRET_KEY: randomBytes(32).toString('base64') },
+        targets[index]!.main,
       );
-      console.log(`round ${round + 1}, ${targets[index]!.name}: ${figures.join(', ')}`);
+      webhookRuns[index]!.push(webhook.runsPerSecond);
+      const figures = result
+        ? [
+            `floor ${result.floor.rps} req/s`,
+            ...KEYS.map(
+              (key) =>
+                `${key} ${result[key].rps} req/s p99 ${result[key].p99Ms} ms CPU ${result[key].cpuUsPerRequest} µs/req`,
+            ),
+          ]
+        : [];
+      console.log(
+        `round ${round + 1}, ${targets[index]!.name}: ${[...figures, `webhook runs ${webhook.runsPerSecond}/s`].join(', ')}`,
+      );
     } finally {
       rmSync(workDir, { recursive: true, force: true });
     }
@@ -47,12 +76,28 @@ for (let round = 0; round < rounds; round++) {
 
 console.log(`\nMedians of ${rounds} rounds${env ? ' (FORGE_LOG=off)' : ''}; changes against ${targets[0]!.name}:`);
 for (const [index, target] of targets.entries()) {
+  if (webhookOnly) {
+    const webhook = median(webhookRuns[index]!);
+    console.log(`${target.name}: webhook runs ${webhook}/s (${change(webhook, median(webhookRuns[0]!))})`);
+    continue;
+  }
   const figures = KEYS.map((key) => {
     const rps = (i: number) => median(results[i]!.map((r) => r[key].rps));
     const cpu = (i: number) => median(results[i]!.map((r) => r[key].cpuUsPerRequest ?? Number.NaN));
     const p99 = median(results[index]!.map((r) => r[key].p99Ms));
-    const change = (a: number, b: number) => `${a >= b ? '+' : ''}${((a / b - 1) * 100).toFixed(1)}%`;
     return `${key} ${rps(index)} req/s (${change(rps(index), rps(0))}) p99 ${p99} ms CPU ${cpu(index)} µs/req (${change(cpu(index), cpu(0))})`;
   });
-  console.log(`${target.name}: ${figures.join(', ')}`);
+  const ratios = FLOOR_READS.map(
+    ({ key }) => `${key} ${median(results[index]!.map((r) => floorRatio(r, key))).toFixed(2)}×`,
+  );
+  const webhook = median(webhookRuns[index]!);
+  console.log(
+    `${target.name}: ${figures.join(', ')}; × floor: ${ratios.join(', ')}; webhook runs ${webhook}/s (${change(webhook, median(webhookRuns[0]!))})`,
+  );
 }
+const [first, ...rest] = webhookRuns.map((runs) => median(runs));
+const slower = rest.filter((runs) => runs < first!);
+console.log(
+  `Webhook runs not lower than ${targets[0]!.name}'s (issue 29): ${slower.length === 0 ? 'yes' : 'NO'} (medians ${[first, ...rest].join(', ')}/s)`,
+);
+if (slower.length > 0) process.exitCode = 1;

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   BIG_LIST_ROWS,
@@ -20,9 +20,17 @@ import { backendRows, benchBackends, EXECUTIONS } from './logs.js';
 import { type PeerSize, peerSizes } from './peers.js';
 import { newApiKey } from './service.js';
 import { buildFloor, cdnBundlePath, cdnSizes, sizesOf } from './size.js';
-import { round1 } from './stats.js';
+import { round1, round2 } from './stats.js';
 import { atMost, bytes, info, missed, ms, type Row, table, under } from './table.js';
-import { benchThroughput, INSTALLS, THROUGHPUT_CONNECTIONS, THROUGHPUT_SECONDS } from './throughput.js';
+import {
+  benchThroughput,
+  FLOOR_READS,
+  floorRatio,
+  INSTALLS,
+  THROUGHPUT_CONNECTIONS,
+  THROUGHPUT_SECONDS,
+  throughputRows,
+} from './throughput.js';
 
 /**
  * `npm run bench`: builds the package, then measures size, speed and memory on this machine and
@@ -58,6 +66,17 @@ const HEAP_GROWTH_BUDGET = 256 * 1024;
 const SCROLL_P95_BUDGET_MS = 17;
 /** No dropped frames in a fling through the whole list. */
 const SCROLL_DROPPED_BUDGET = 0;
+
+/**
+ * `npm run bench -- --baseline <main.js of another build>`: webhook runs are measured on that
+ * build too, in the same run, and budgeted not to fall below it (issue 29).
+ */
+const baselineAt = process.argv.indexOf('--baseline');
+const baseline = baselineAt === -1 ? undefined : resolve(process.argv[baselineAt + 1] ?? '');
+if (baseline !== undefined && !existsSync(baseline)) {
+  console.error(`--baseline names ${baseline}, which is not there: give the main.js of another build of the service.`);
+  process.exit(2);
+}
 
 const step = (text: string) => console.log(`\n▸ ${text}`);
 const began = performance.now();
@@ -105,11 +124,11 @@ const workDir = mkdtempSync(join(tmpdir(), 'forge-bench-'));
 const apiKey = newApiKey();
 try {
   step(`Store on SQLite and PostgreSQL: logs paging at ${EXECUTIONS.toLocaleString('en')} executions, webhook runs`);
-  const backends = await benchBackends(workDir, apiKey);
+  const backends = await benchBackends(workDir, apiKey, baseline);
   step('Instances: webhook runs on PostgreSQL with one service instance, then two on the same database');
   const instances = await benchInstancesOnPostgres(workDir, apiKey);
   step(
-    `Service throughput: GET /workflow and GET /setup for ${THROUGHPUT_SECONDS} s each, ${INSTALLS.toLocaleString('en')} installs, ${THROUGHPUT_CONNECTIONS} connections`,
+    `Service throughput: the floor (a bare Fastify route), ${FLOOR_READS.length} reads of the service for ${THROUGHPUT_SECONDS} s each, the floor again, ${INSTALLS.toLocaleString('en')} installs; ${THROUGHPUT_CONNECTIONS} connections`,
   );
   const throughput = await benchThroughput(workDir, apiKey);
   step(
@@ -140,10 +159,15 @@ try {
     heapGrowthBytesAfter1000Opens: web.heapGrowthBytesAfter1000Opens,
     backends,
     instances,
-    workflowListRps: throughput.workflowList.rps,
-    workflowListP99Ms: throughput.workflowList.p99Ms,
-    setupRps: throughput.setup.rps,
-    setupP99Ms: throughput.setup.p99Ms,
+    floorRps: throughput.floor.rps,
+    floorP99Ms: throughput.floor.p99Ms,
+    ...Object.fromEntries(
+      FLOOR_READS.flatMap(({ key }) => [
+        [`${key}Rps`, throughput[key].rps],
+        [`${key}P99Ms`, throughput[key].p99Ms],
+        [`${key}ToFloor`, round2(floorRatio(throughput, key))],
+      ]),
+    ),
     installRps: throughput.install.rps,
     installP99Ms: throughput.install.p99Ms,
   };
@@ -224,19 +248,7 @@ try {
     under('heapGrowthBytesAfter1000Opens', web.heapGrowthBytesAfter1000Opens, HEAP_GROWTH_BUDGET, bytes, 'no leak'),
     ...backendRows(backends),
     instancesRow(instances),
-    ...(
-      [
-        ['workflowList', throughput.workflowList, 'GET /workflow'],
-        ['setup', throughput.setup, 'GET /setup?workflowId='],
-        ['install', throughput.install, `POST /workflow/:id/install, ${INSTALLS.toLocaleString('en')} users`],
-      ] as const
-    ).map(
-      ([key, { rps, p99Ms }, what]): Row => [
-        `${key}Rps, ${key}P99Ms`,
-        `${rps} req/s, p99 ${ms(p99Ms)}`,
-        `${what}, user token, ${THROUGHPUT_CONNECTIONS} connections`,
-      ],
-    ),
+    ...throughputRows(throughput),
   ];
   console.log(`\n${table(rows)}\n`);
   warnIfBusy();

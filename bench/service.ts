@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const SERVICE_MAIN = fileURLToPath(new URL('../server/dist/main.js', import.meta.url));
+const FLOOR_MAIN = fileURLToPath(new URL('floor-service.mjs', import.meta.url));
 
 export const API_PREFIX = '/forge/2021-12';
 
@@ -36,8 +37,10 @@ export async function spawnService(options: {
   main?: string;
   /** Extra environment, such as `FORGE_LOG=off`. */
   env?: Record<string, string>;
+  /** Node's own options, before the service's file, such as `--cpu-prof`. */
+  nodeOptions?: string[];
 }): Promise<ServiceProcess> {
-  const args = [options.main ?? SERVICE_MAIN, '--port', '0', '--db', options.db];
+  const args = [...(options.nodeOptions ?? []), options.main ?? SERVICE_MAIN, '--port', '0', '--db', options.db];
   if (options.catalog) args.push('--catalog', options.catalog);
   const child = spawn(process.execPath, args, {
     env: {
@@ -51,7 +54,7 @@ export async function spawnService(options: {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const url = await listeningUrl(child);
+  const url = await listeningUrl(child, 'The service', /listening on (http:\/\/\S+?)\/forge\//);
   const loopbackUrl = url.replace('//localhost:', '//127.0.0.1:');
   return {
     url,
@@ -82,16 +85,30 @@ function cpuMsOf(pid: number): number | undefined {
   }
 }
 
-function listeningUrl(child: ChildProcess): Promise<string> {
+/** The floor (`floor-service.mjs`): a bare Fastify route, its own process, the same Node as the service. */
+export interface FloorProcess {
+  /** The floor's route: `http://127.0.0.1:<port>/floor`. */
+  url: string;
+  cpuMs(): number | undefined;
+  stop(): Promise<void>;
+}
+
+export async function spawnFloor(): Promise<FloorProcess> {
+  const child = spawn(process.execPath, [FLOOR_MAIN], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const origin = await listeningUrl(child, 'The floor', /floor listening on (http:\/\/\S+)/);
+  return { url: `${origin}/floor`, cpuMs: () => cpuMsOf(child.pid!), stop: () => stopProcess(child) };
+}
+
+function listeningUrl(child: ChildProcess, name: string, listening: RegExp): Promise<string> {
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => {
       child.kill();
-      reject(new Error(`The service did not start within 20 s. Its output:\n${output}`));
-    }, 20_000);
+      reject(new Error(`${name} did not start within 60 s. Its output:\n${output}`));
+    }, 60_000);
     const read = (chunk: Buffer) => {
       output += chunk.toString();
-      const match = /listening on (http:\/\/\S+?)\/forge\//.exec(output);
+      const match = listening.exec(output);
       if (match) {
         clearTimeout(timer);
         // From here on the output (the request log) is drained, not kept: scanning a growing
@@ -107,7 +124,7 @@ function listeningUrl(child: ChildProcess): Promise<string> {
     child.stderr!.on('data', read);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`The service exited (code ${code}) before it listened. Its output:\n${output}`));
+      reject(new Error(`${name} exited (code ${code}) before it listened. Its output:\n${output}`));
     });
   });
 }

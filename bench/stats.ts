@@ -15,3 +15,6 @@ export function percentile(values: number[], p: number): number {
 
 /** Rounds to one decimal place, enough for milliseconds measured on one machine. */
 export const round1 = (value: number) => Math.round(value * 10) / 10;
+
+/** Two decimal places, for ratios. */
+export const round2 = (value: number) => Math.round(value * 100) / 100;

@@ -1,15 +1,23 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Catalog } from '../server/catalog/catalog.js';
 import { DEMO_CATALOG } from '../server/paths.js';
 import { SecretBox } from '../server/secrets.js';
 import { Store } from '../server/store/store.js';
-import { API_PREFIX, type ServiceProcess, spawnService } from './service.js';
+import { API_PREFIX, newApiKey, type ServiceProcess, spawnFloor, spawnService } from './service.js';
 import { round1 } from './stats.js';
+import { info, missed, type Row, table } from './table.js';
 
 /** autocannon's default, so the figures read like the usual Node HTTP benchmarks. */
 export const THROUGHPUT_CONNECTIONS = 10;
-export const THROUGHPUT_SECONDS = 10;
+export const THROUGHPUT_SECONDS = 8;
+/** The floor between two reads: long enough for a steady figure, short enough to track the machine's drift. */
+const FLOOR_SECONDS = 4;
+/** Each read runs this long first, unmeasured, so the service's code is compiled hot before it is timed. */
+const WARM_UP_SECONDS = 1;
 /** Each install is by a user of its own (a second one would be a 409), so installs are counted, not timed. */
 export const INSTALLS = 5_000;
 
@@ -23,17 +31,45 @@ export interface Throughput {
   cpuUsPerRequest?: number;
 }
 
-export interface ThroughputResult {
-  workflowList: Throughput;
-  setup: Throughput;
+/**
+ * The reads measured against the floor (issue 29), in the order they run, each with its least
+ * ratio to the floor's requests per second. Embed reads carry a user token, as the elements send them.
+ */
+export const FLOOR_READS = [
+  { key: 'healthz', what: 'GET /healthz, no credential (the whole plugin stack)', atLeast: 0.8 },
+  { key: 'workflowListApiKey', what: 'GET /workflow, API key', atLeast: 0.4 },
+  { key: 'workflowList', what: 'GET /workflow, user token', atLeast: 0.25 },
+  { key: 'workflowSummary', what: 'GET /workflow-summary, user token', atLeast: 0.25 },
+  { key: 'setup', what: 'GET /setup?workflowId=, user token', atLeast: 0.25 },
+  { key: 'user', what: "GET /user/:id (the token's own), user token", atLeast: 0.25 },
+] as const;
+
+export type FloorReadKey = (typeof FLOOR_READS)[number]['key'];
+
+export interface ThroughputResult extends Record<FloorReadKey, Throughput> {
+  /**
+   * The bare Fastify route (bench/floor-service.mjs), measured before the first of the service's
+   * reads and after each: `floors[i]` and `floors[i + 1]` stand on either side of FLOOR_READS[i],
+   * and a read's ratio divides by their mean, so that a machine whose speed drifts during the
+   * run (a shared one does) moves the floor and the read alike. `floor` is the mean of all.
+   */
+  floors: Throughput[];
+  floor: Throughput;
   install: Throughput;
 }
 
+/** A read's requests per second as a multiple of the floor's measured on either side of it. */
+export function floorRatio(result: ThroughputResult, key: FloorReadKey): number {
+  const i = FLOOR_READS.findIndex((read) => read.key === key);
+  return result[key].rps / ((result.floors[i]!.rps + result.floors[i + 1]!.rps) / 2);
+}
+
 /**
- * The service's throughput on the elements' three busiest calls, each with a user token as the
- * elements send it: GET /workflow (the list), GET /setup (a modal open), and POST
- * /workflow/:id/install (a save). autocannon drives THROUGHPUT_CONNECTIONS keep-alive
- * connections; any answer other than the expected status stops the bench.
+ * The floor and the service's reads (FLOOR_READS) in turns, floor first and last, then POST
+ * /workflow/:id/install (a save), each user a different one. The floor and the service run
+ * side by side, each idle while the other is measured. autocannon drives
+ * THROUGHPUT_CONNECTIONS keep-alive connections; any answer other than the expected status
+ * stops the bench.
  */
 export async function benchThroughput(
   workDir: string,
@@ -46,7 +82,11 @@ export async function benchThroughput(
     dbPath,
     parent.integrations.map((i) => i.name),
   );
+  const floor = await spawnFloor();
   const service = await spawnService({ db: dbPath, apiKey, ...target });
+  const floors: Throughput[] = [];
+  const reads = {} as Record<FloorReadKey, Throughput>;
+  let install: Throughput;
   try {
     const tokens: string[] = [];
     // In batches: thousands of requests at once would measure the bench's own queue.
@@ -60,16 +100,22 @@ export async function benchThroughput(
     }
     const [token] = tokens;
     const base = `${service.loopbackUrl}${API_PREFIX}`;
-    const read = (path: string) =>
-      run(service, {
-        url: `${base}${path}`,
-        headers: { Authorization: `Bearer ${token}` },
-        duration: THROUGHPUT_SECONDS,
-      });
-    const workflowList = await read('/workflow');
-    const setup = await read(`/setup?workflowId=${parent.workflowId}`);
+    const asUser = { Authorization: `Bearer ${token}` };
+    const requests: Record<FloorReadKey, { url: string; headers?: Record<string, string> }> = {
+      healthz: { url: `${service.loopbackUrl}/healthz` },
+      workflowListApiKey: { url: `${base}/workflow`, headers: { Authorization: `Bearer ${apiKey}` } },
+      workflowList: { url: `${base}/workflow`, headers: asUser },
+      workflowSummary: { url: `${base}/workflow-summary`, headers: asUser },
+      setup: { url: `${base}/setup?workflowId=${parent.workflowId}`, headers: asUser },
+      user: { url: `${base}/user/${userIds[0]}`, headers: asUser },
+    };
+    floors.push(await timedRead(floor, { url: floor.url }, FLOOR_SECONDS));
+    for (const { key } of FLOOR_READS) {
+      reads[key] = await timedRead(service, requests[key], THROUGHPUT_SECONDS);
+      floors.push(await timedRead(floor, { url: floor.url }, FLOOR_SECONDS));
+    }
     let next = 1;
-    const install = await run(
+    install = await run(
       service,
       {
         url: base,
@@ -88,10 +134,32 @@ export async function benchThroughput(
       },
       201,
     );
-    return { workflowList, setup, install };
   } finally {
-    await service.stop();
+    await Promise.all([service.stop(), floor.stop()]);
   }
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  return {
+    floors,
+    floor: {
+      rps: Math.round(mean(floors.map((f) => f.rps))),
+      p99Ms: round1(mean(floors.map((f) => f.p99Ms))),
+      cpuUsPerRequest: floors.every((f) => f.cpuUsPerRequest !== undefined)
+        ? round1(mean(floors.map((f) => f.cpuUsPerRequest!)))
+        : undefined,
+    },
+    ...reads,
+    install,
+  };
+}
+
+/** A read for `seconds`, after WARM_UP_SECONDS of the same unmeasured. */
+async function timedRead(
+  service: Pick<ServiceProcess, 'cpuMs'>,
+  request: { url: string; headers?: Record<string, string> },
+  seconds: number,
+): Promise<Throughput> {
+  await run(service, { ...request, duration: WARM_UP_SECONDS });
+  return run(service, { ...request, duration: seconds });
 }
 
 /** One user per install (and one for the reads), each with every integration of the parent connected. */
@@ -115,7 +183,11 @@ async function seedUsers(dbPath: string, integrations: string[]): Promise<string
   }
 }
 
-async function run(service: ServiceProcess, options: autocannon.Options, expected = 200): Promise<Throughput> {
+async function run(
+  service: Pick<ServiceProcess, 'cpuMs'>,
+  options: autocannon.Options,
+  expected = 200,
+): Promise<Throughput> {
   const cpuBefore = service.cpuMs();
   const started = performance.now();
   // Timed here, from the start to the last answer: autocannon ends a run (and reports its
@@ -149,4 +221,51 @@ async function run(service: ServiceProcess, options: autocannon.Options, expecte
         ? undefined
         : round1(((cpuAfter - cpuBefore) * 1000) / result.requests.total),
   };
+}
+
+/** The rows run.ts prints: the floor, each read as a ratio to it beside its own figures, and the installs. */
+export function throughputRows(result: ThroughputResult): Row[] {
+  // The process's CPU time per answer beside: it moves much less than requests per second with
+  // what else a shared machine runs.
+  const figures = ({ rps, p99Ms, cpuUsPerRequest }: Throughput) =>
+    `${rps.toLocaleString('en')} req/s, p99 ${p99Ms} ms${cpuUsPerRequest === undefined ? '' : `, ${cpuUsPerRequest} µs CPU/req`}`;
+  return [
+    info(
+      'floorRps',
+      `${figures(result.floor)}`,
+      String,
+      `a bare Fastify route answering {"data": []}, its own process; mean of ${result.floors.length} runs, one before each read below and one after the last (${result.floors.map((f) => f.rps.toLocaleString('en')).join(', ')}/s); each read is divided by the two beside it`,
+    ),
+    ...FLOOR_READS.map(({ key, what, atLeast }): Row => {
+      const ratio = floorRatio(result, key);
+      return [
+        `${key}ToFloor`,
+        `${ratio.toFixed(2)}× floor (${figures(result[key])})`,
+        `≥ ${atLeast}×; ${what}, ${THROUGHPUT_CONNECTIONS} connections`,
+        ratio >= atLeast,
+      ];
+    }),
+    info(
+      'installRps, installP99Ms',
+      figures(result.install),
+      String,
+      `POST /workflow/:id/install, ${INSTALLS.toLocaleString('en')} users, ${THROUGHPUT_CONNECTIONS} connections`,
+    ),
+  ];
+}
+
+/**
+ * `npm run build`, then `node --import tsx bench/throughput.ts`: the floor and the service's
+ * throughput rows alone, as `npm run bench` measures them.
+ */
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const workDir = mkdtempSync(join(tmpdir(), 'forge-bench-throughput-'));
+  try {
+    const result = await benchThroughput(workDir, newApiKey());
+    const rows = throughputRows(result);
+    console.log(table(rows));
+    if (missed(rows).length > 0) process.exitCode = 1;
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
 }

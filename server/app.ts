@@ -1,20 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
 import { type Clock, systemClock } from './clock.js';
+import { Connections } from './engine/connections.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
 import { MAX_BODY_BYTES } from './http.js';
+import { serviceLogger } from './log.js';
 import { DEMO_CATALOG } from './paths.js';
 import auth from './plugins/auth.js';
 import cors from './plugins/cors.js';
 import openapi from './plugins/openapi.js';
 import problems, { clientErrorHandler, frameworkErrors } from './plugins/problems.js';
 import requestGuards from './plugins/request-guards.js';
-import requestLog, { type LogStream, requestLogger } from './plugins/request-log.js';
+import requestLog, { type LogStream } from './plugins/request-log.js';
 import routeTable, { type RouteEntry } from './plugins/route-table.js';
 import shutdown from './plugins/shutdown.js';
 import validation from './plugins/validation.js';
@@ -30,6 +32,7 @@ import users from './routes/users.js';
 import workflows from './routes/workflows.js';
 import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { SecretBox } from './secrets.js';
+import type { PoolOptions } from './store/postgres.js';
 import { Store } from './store/store.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from './views.js';
 
@@ -56,14 +59,29 @@ export interface ServiceOptions {
    * nowhere. `main.ts` passes stdout.
    */
   logStream?: LogStream;
-  /** Where the engine's and delivery's own notes go; default nowhere. */
+  /**
+   * The lowest level written to `logStream` (pino's: trace, debug, info, warn, error, fatal).
+   * Default info; "warn" leaves out the line per request and per scheduled minute.
+   */
+  logLevel?: string;
+  /** Where the OAuth client's notes go; default the service log (warn). */
   log?: (line: string) => void;
+  /** Write the line per request to `logStream`. Default true; FORGE_LOG=off turns it off. */
+  requestLog?: boolean;
   /** What `{{env.SANDBOX_URL}}` in block parameters stands for: the sandbox the demo catalog's HTTP blocks call. */
   sandboxUrl?: string;
   /** Run schedule blocks at every minute. Default true; tests turn it off and call `engine.tick(date)`. */
   scheduler?: boolean;
   /** Retry backoff and attempt timeout of error deliveries to the host. */
   delivery?: Pick<DeliveryOptions, 'backoff' | 'timeoutMs'>;
+  /**
+   * On close, how long /readyz answers 503 while the service still serves everything else,
+   * before it stops accepting: the time a load balancer needs to see it and send requests
+   * elsewhere. Default 0.
+   */
+  drainDelayMs?: number;
+  /** PostgreSQL's pool size and query timeout. */
+  pool?: PoolOptions;
   /** How long an HTTP block waits for an answer, in ms. Default 10 s. */
   httpTimeoutMs?: number;
   /**
@@ -120,9 +138,10 @@ export interface RunningService extends Service {
  */
 export async function buildService(options: ServiceOptions = {}): Promise<Service> {
   const dbPath = options.db ?? 'forge.db';
+  const logger = serviceLogger(options.logStream, options.logLevel);
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
-  const store = await Store.open(dbPath);
+  const store = await Store.open(dbPath, options.pool);
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
   // Names this process in the claims and leases it takes, so a row says which instance holds it.
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -138,9 +157,11 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     oauthGrantTtlMs: options.oauthGrantTtlMs,
     clock: options.clock ?? systemClock,
     webhookSecretGraceMs: options.webhookSecretGraceMs ?? DEFAULT_WEBHOOK_SECRET_GRACE_MS,
+    lifecycle: { stopping: false },
     publicUrl: options.publicUrl === undefined ? undefined : checkPublicUrl(options.publicUrl),
     env: options.env ?? process.env,
-    log: options.log ?? (() => {}),
+    // The OAuth client's notes (a provider's refusal, a refresh that failed) go to the service log.
+    log: options.log ?? ((line) => logger.warn({ component: 'oauth' }, line)),
   };
   for (const [name, app] of catalog.apps) {
     if (app.auth?.kind !== 'oauth2') continue;
@@ -157,23 +178,30 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     allowPrivateTargets: base.allowPrivateWebhooks,
     instanceId,
     clock: options.clock,
-    log: options.log,
+    logger: logger.child({ component: 'delivery' }),
   });
   const engine = new Engine({
     store,
     catalog,
+    connections: new Connections({
+      store,
+      catalog,
+      secrets,
+      env: base.env,
+      log: base.log,
+    }),
     secrets,
     delivery,
     env: { SANDBOX_URL: (options.sandboxUrl ?? DEFAULT_SANDBOX_URL).replace(/\/+$/, '') },
     httpTimeoutMs: options.httpTimeoutMs,
     instanceId,
     clock: options.clock,
-    log: options.log,
+    logger: logger.child({ component: 'engine' }),
   });
   const deps: ServiceDeps = { ...base, engine, delivery };
 
   const app = Fastify({
-    logger: requestLogger(options.logStream),
+    loggerInstance: logger as FastifyBaseLogger,
     // One line per request, written when it is answered (see the request log plugin), not two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
@@ -206,7 +234,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   await app.register(requestGuards);
   await app.register(auth, { authKeys, store });
   await app.register(problems, { logged: !!options.logStream });
-  if (options.logStream) await app.register(requestLog, { stream: options.logStream });
+  if (options.logStream && options.requestLog !== false) await app.register(requestLog, { stream: options.logStream });
 
   for (const routes of API_ROUTES) await app.register(routes, { ...deps, prefix: API_PREFIX });
   await app.register(probes, deps);
@@ -247,9 +275,11 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     ...service,
     url: `http://localhost:${port}`,
     close() {
-      // Fastify stops accepting, answers what is in flight, closes idle connections, then runs the
-      // onClose hooks: the engine, delivery and the database stop there (plugins/shutdown.ts).
-      closing ??= app.close();
+      // Not ready first, for the drain delay; then Fastify stops accepting, answers what is in
+      // flight, closes idle connections, then runs the onClose hooks: the engine, delivery and
+      // the database stop there (plugins/shutdown.ts).
+      service.lifecycle.stopping = true;
+      closing ??= new Promise((resolve) => setTimeout(resolve, options.drainDelayMs ?? 0)).then(() => app.close());
       return closing;
     },
   };

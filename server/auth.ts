@@ -28,6 +28,20 @@ const API_KEY_BODY = /^[A-Za-z0-9_-]{32,}$/;
 /** Tokens issued this far in the future (clock skew between instances) are still taken. */
 const CLOCK_SKEW_SECONDS = 60;
 
+/**
+ * How many verified user tokens an instance keeps the claims of, so that the next request with
+ * the same token skips the signature check (a tenth of a user-token read's CPU, issue 29). A
+ * token is a few hundred bytes; the oldest used goes first.
+ */
+const VERIFIED_TOKENS_KEPT = 10_000;
+
+/** What a verified token's claims say that a later request with it needs. */
+interface VerifiedClaims {
+  sub: string;
+  iat: number;
+  exp: number;
+}
+
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /**
@@ -44,6 +58,15 @@ export class AuthKeys {
   /** Public keys by kid: a key once seen verifies for the life of the process (its tokens expire on their own). */
   private readonly verifying = new Map<string, Promise<CryptoKey>>();
   private readonly signing = new Map<string, Promise<CryptoKey>>();
+  /**
+   * Tokens whose signature and claims were verified, keyed by the whole token (so a token whose
+   * signature differs in one byte is not one of them), least recently used first. Never trusted
+   * past what the claims allow at the clock's now; emptied whenever this instance sees the key
+   * ring change.
+   */
+  private readonly verified = new Map<string, VerifiedClaims>();
+  /** The ring as this instance last read it (kids and retirements), to see a rotation. */
+  private ringSeen: string | undefined;
 
   private constructor(
     private readonly apiKeyDigest: Buffer,
@@ -122,7 +145,9 @@ export class AuthKeys {
    */
   async jwks(): Promise<{ keys: JWK[] }> {
     const keptSince = this.clock.now() - RETIRED_KEY_KEPT_SECONDS * 1000;
-    const keys = (await this.store.listSigningKeys()).filter((k) => k.retiredAt === null || k.retiredAt >= keptSince);
+    const keys = this.noteRing(await this.store.listSigningKeys()).filter(
+      (k) => k.retiredAt === null || k.retiredAt >= keptSince,
+    );
     return {
       keys: keys.map((k) => {
         const { d: _private, ...publicJwk } = this.secrets.open<JWK>(k.sealedKey);
@@ -137,7 +162,7 @@ export class AuthKeys {
 
   async signUserToken(userId: string, ttlSeconds = MAX_TOKEN_TTL_SECONDS): Promise<string> {
     // Read at every signing, so a rotation on any instance takes effect everywhere at once.
-    const current = (await this.store.listSigningKeys()).find((k) => k.retiredAt === null);
+    const current = this.noteRing(await this.store.listSigningKeys()).find((k) => k.retiredAt === null);
     if (!current) throw new Error('The signing key ring has no current key; run "forge-service rotate-keys".');
     let privateKey = this.signing.get(current.kid);
     if (!privateKey) {
@@ -176,6 +201,17 @@ export class AuthKeys {
         `The credential is neither an API key (starting with "${API_KEY_PREFIX}") nor a user token (a JWT).`,
       );
     }
+    const known = this.verified.get(credential);
+    if (known) {
+      this.verified.delete(credential);
+      if (this.stillValid(known)) {
+        // Used again: it goes to the end of the queue, last to be dropped.
+        this.verified.set(credential, known);
+        return { kind: 'user', userId: known.sub };
+      }
+      // Expired, or outside the lifetime rules at this clock's now: the full check below refuses
+      // it with the same answer as a token never seen.
+    }
     try {
       const { payload } = await jwtVerify(credential, (header) => this.verifyingKey(header.kid), {
         issuer: TOKEN_ISSUER,
@@ -184,18 +220,15 @@ export class AuthKeys {
         requiredClaims: ['sub', 'iat', 'exp'],
         currentDate: new Date(this.clock.now()),
       });
-      // The lifetime counts from now, not from iat: a token "issued" in the future is no longer-lived token.
-      const now = Math.floor(this.clock.now() / 1000);
-      if (
-        payload.exp! - payload.iat! > MAX_TOKEN_TTL_SECONDS ||
-        payload.exp! - now > MAX_TOKEN_TTL_SECONDS + CLOCK_SKEW_SECONDS ||
-        payload.iat! > now + CLOCK_SKEW_SECONDS
-      ) {
+      const claims = { sub: payload.sub!, iat: payload.iat!, exp: payload.exp! };
+      if (!this.withinLifetime(claims)) {
         throw unauthorized(
           'The user token lives longer than 30 minutes, which the service never issues. Fetch a new one.',
         );
       }
-      return { kind: 'user', userId: payload.sub! };
+      // A token with a "not before" time is checked in full each time (the service issues none).
+      if (payload.nbf === undefined) this.remember(credential, claims);
+      return { kind: 'user', userId: claims.sub };
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) {
         throw unauthorized(
@@ -211,11 +244,46 @@ export class AuthKeys {
     }
   }
 
+  /**
+   * The lifetime rules on top of jose's checks. The lifetime counts from now, not from iat: a
+   * token "issued" in the future is no longer-lived token.
+   */
+  private withinLifetime({ iat, exp }: VerifiedClaims): boolean {
+    const now = Math.floor(this.clock.now() / 1000);
+    return (
+      exp - iat <= MAX_TOKEN_TTL_SECONDS &&
+      exp - now <= MAX_TOKEN_TTL_SECONDS + CLOCK_SKEW_SECONDS &&
+      iat <= now + CLOCK_SKEW_SECONDS
+    );
+  }
+
+  /** Whether a verified token's claims still hold at the clock's now: jose's expiry check (`exp` after now) and the lifetime rules. */
+  private stillValid(claims: VerifiedClaims): boolean {
+    return claims.exp > Math.floor(this.clock.now() / 1000) && this.withinLifetime(claims);
+  }
+
+  private remember(token: string, claims: VerifiedClaims): void {
+    this.verified.set(token, claims);
+    if (this.verified.size > VERIFIED_TOKENS_KEPT) this.verified.delete(this.verified.keys().next().value!);
+  }
+
+  /**
+   * Notes the ring as just read; when it differs from the last read (a key added, retired or
+   * dropped, on any instance or by `rotate-keys`), the verified tokens are forgotten, so that
+   * every token is checked again against the ring as it is now.
+   */
+  private noteRing<Row extends { kid: string; retiredAt: number | null }>(ring: Row[]): Row[] {
+    const seen = ring.map((k) => `${k.kid}:${k.retiredAt}`).join(',');
+    if (this.ringSeen !== undefined && seen !== this.ringSeen) this.verified.clear();
+    this.ringSeen = seen;
+    return ring;
+  }
+
   /** The public key a token names; an unknown kid is looked up in the ring (another instance may have just added it). */
   private async verifyingKey(kid: string | undefined): Promise<CryptoKey> {
     const known = kid === undefined ? undefined : this.verifying.get(kid);
     if (known) return known;
-    const row = (await this.store.listSigningKeys()).find((k) => k.kid === kid);
+    const row = this.noteRing(await this.store.listSigningKeys()).find((k) => k.kid === kid);
     if (!row) {
       throw unauthorized('The user token was not signed with a key of this service (kid). Fetch a new one.');
     }

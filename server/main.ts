@@ -1,53 +1,135 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { oauthRedirectUri, startService } from './app.js';
+import { checkPublicUrl, oauthRedirectUri, startService } from './app.js';
 import { AuthKeys } from './auth.js';
+import { Catalog } from './catalog/catalog.js';
 import { type Clock, fileClock } from './clock.js';
+import { Engine } from './engine/engine.js';
+import { serviceLogger } from './log.js';
+import { DEMO_CATALOG } from './paths.js';
 import { parseRateLimits, type RateLimits } from './rate-limit.js';
 import { type RunningSandbox, startSandbox } from './sandbox.js';
 import { SecretBox } from './secrets.js';
-import { describeDatabase, Store } from './store/store.js';
+import { describeDatabase, isPostgresUrl, Store } from './store/store.js';
+
+/**
+ * Every option of the service: each has a command-line flag and an environment variable (the
+ * flag wins), so a container or a process manager configures it without a wrapper script.
+ * `--help` is written from this table, so it lists them all.
+ */
+const OPTIONS = {
+  port: { env: 'FORGE_PORT', type: 'string', default: '4010', help: 'port to listen on (0 picks a free one)' },
+  host: { env: 'FORGE_HOST', type: 'string', default: '127.0.0.1', help: 'interface to listen on (0.0.0.0 for all)' },
+  db: {
+    env: 'DATABASE_URL',
+    type: 'string',
+    default: 'forge.db',
+    help: 'a SQLite file, :memory:, or a PostgreSQL URL (postgres://user:password@host:5432/database)',
+  },
+  catalog: { env: 'FORGE_CATALOG', type: 'string', help: "the host's catalog file (default: the demo catalog)" },
+  'sandbox-port': {
+    env: 'FORGE_SANDBOX_PORT',
+    type: 'string',
+    help: "also start the sandbox (the demo catalog's stand-in APIs) on this port",
+  },
+  'public-url': {
+    env: 'FORGE_PUBLIC_URL',
+    type: 'string',
+    help: "the service's public origin (https, except on localhost), e.g. https://forge.example.com; OAuth redirect URIs are <public url>/forge/2021-12/oauth/callback (default http://localhost:<port>)",
+  },
+  'allow-private-webhooks': {
+    env: 'FORGE_ALLOW_PRIVATE_WEBHOOKS',
+    type: 'boolean',
+    help: 'let the error webhook and the event bus point at loopback and private addresses (1 in the variable)',
+  },
+  'rate-limits': {
+    env: 'FORGE_RATE_LIMITS',
+    type: 'string',
+    help: 'e.g. token=120/60,credentials=30/60,oauth=30/60,webhook=600/60,user=600/60 (uses per seconds: per user; per workflow for webhook; per API key for user), or action=off; these are the defaults',
+  },
+  'db-pool-size': {
+    env: 'FORGE_DB_POOL_SIZE',
+    type: 'string',
+    default: '10',
+    help: 'PostgreSQL connections per instance',
+  },
+  'db-statement-timeout-ms': {
+    env: 'FORGE_DB_STATEMENT_TIMEOUT_MS',
+    type: 'string',
+    default: '15000',
+    help: 'how long one PostgreSQL query may take',
+  },
+  'http-timeout-ms': {
+    env: 'FORGE_HTTP_TIMEOUT_MS',
+    type: 'string',
+    default: '10000',
+    help: "how long an HTTP block waits for an app's answer",
+  },
+  'delivery-timeout-ms': {
+    env: 'FORGE_DELIVERY_TIMEOUT_MS',
+    type: 'string',
+    default: '10000',
+    help: 'how long one error delivery (webhook or event bus) may take',
+  },
+  'drain-delay-ms': {
+    env: 'FORGE_DRAIN_DELAY_MS',
+    type: 'string',
+    default: '0',
+    help: 'on SIGTERM, how long /readyz says 503 while requests are still served, before the service stops accepting',
+  },
+  'webhook-secret-grace-hours': {
+    env: 'FORGE_WEBHOOK_SECRET_GRACE_HOURS',
+    type: 'string',
+    default: '24',
+    help: 'after POST /settings/rotateErrorWebhookSecret, how long the previous secret still signs',
+  },
+  'log-level': {
+    env: 'FORGE_LOG_LEVEL',
+    type: 'string',
+    default: 'info',
+    help: 'trace, debug, info, warn, error, fatal or silent',
+  },
+} as const satisfies Record<string, { env: string; type: 'string' | 'boolean'; default?: string; help: string }>;
+
+type OptionName = keyof typeof OPTIONS;
 
 const USAGE = `forge-service — the local Forge service (Integration Workflow Management Service)
 
-Usage: forge-service [--port 4010] [--db forge.db | :memory: | postgres://…] [--catalog path/to/catalog.json]
-                     [--sandbox-port 4011] [--allow-private-webhooks] [--rate-limits token=120/60,...]
-       forge-service migrate [--db …]
-       forge-service rotate-keys [--db …]
+Usage: forge-service [options]            run the service
+       forge-service check [options]      check the configuration and the catalog, then exit (0: fine)
+       forge-service migrate [--db …]     bring the database's schema up to date and exit (the service also does this at start)
+       forge-service rotate-keys [--db …] add a new token-signing key, which every instance signs with from then on; the old
+                                          key verifies the tokens it signed until they expire (31 minutes), then is dropped
 
-  migrate                    bring the database's schema up to date and exit (the service also does this at start)
-  rotate-keys                add a new token-signing key, which every instance signs with from then on; the old
-                             key verifies the tokens it signed until they expire (31 minutes), then is dropped
-  --db                       a SQLite file (default forge.db), :memory:, or a PostgreSQL URL
-                             (postgres://user:password@host:5432/database)
+Options (each also an environment variable; the option wins):
+${Object.entries(OPTIONS)
+  .map(([name, o]) => {
+    const flag = `  --${name}${o.type === 'string' ? ' <value>' : ''}`;
+    const fallback = 'default' in o ? ` (default ${o.default})` : '';
+    return `${flag.padEnd(38)} ${o.env.padEnd(33)} ${o.help}${fallback}`;
+  })
+  .join('\n')}
+  -h, --help
 
-  --sandbox-port             also start the sandbox (the stand-in APIs the demo catalog's HTTP blocks call) on this port
-  --public-url               the service's public origin, e.g. https://forge.example.com (see FORGE_PUBLIC_URL)
-  --allow-private-webhooks   let the error webhook point at loopback and private addresses (refused by default)
-  --rate-limits              e.g. token=120/60,credentials=30/60,oauth=30/60,webhook=600/60,user=600/60 (uses per seconds, per
-                             user; per workflow for webhooks, per API key for user), or action=off; the defaults
-
-Environment:
-  DATABASE_URL           as --db (the option wins); e.g. a PostgreSQL URL
+Environment only:
   FORGE_API_KEY          the host's API key (forge_sk_ and 32 or more random characters); otherwise one is
-                         generated on first start, printed once and stored only as a hash
+                         generated on first start and shown once on a terminal (never in the log); the database
+                         keeps only its hash
   FORGE_ALLOWED_ORIGINS  comma-separated origins the embedded elements run on (CORS), e.g. http://localhost:8000
   FORGE_SECRET_KEY       32 bytes, base64: the key that seals credentials; otherwise a key file beside the database
                          (required with PostgreSQL: every instance needs the same key)
-  FORGE_ALLOW_PRIVATE_WEBHOOKS  1: as --allow-private-webhooks
-  FORGE_RATE_LIMITS      as --rate-limits (the option wins)
   FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)
-  FORGE_PUBLIC_URL       as --public-url: the service's public origin (https, except on localhost); OAuth redirect URIs
-                         are <public url>/forge/2021-12/oauth/callback (default http://localhost:<port>)
-  FORGE_LOG              "off" turns the request log (JSON lines on stdout) off
+  FORGE_LOG              "off": no line per request (the service's other lines stay)
 
-Health: GET /healthz (the process answers), GET /readyz (the database answers; 503 when not).
-SIGTERM or SIGINT: stops accepting connections, finishes the requests and workflow runs in
-flight, closes the database, exits 0.`;
+The log: one JSON object per line on stdout (level, time, pid, hostname, msg; reqId on request
+lines, executionId on a run's). Health: GET /healthz (the process answers), GET /readyz (the
+database answers and the service is not stopping; 503 when not). SIGTERM or SIGINT: /readyz says
+503 for the drain delay, then the service stops accepting connections, finishes the requests and
+workflow runs in flight, closes the database, exits 0. docs/operations.md says more.`;
 
 function fail(message: string): never {
-  console.error(`forge-service: ${message}\n\n${USAGE}`);
+  console.error(`forge-service: ${message}\n\nforge-service --help lists the options.`);
   process.exit(2);
 }
 
@@ -56,16 +138,9 @@ function parse() {
   return parseArgs({
     allowPositionals: true,
     options: {
-      port: { type: 'string', default: '4010' },
-      host: { type: 'string', default: '127.0.0.1' },
-      db: { type: 'string' },
-      catalog: { type: 'string' },
-      'sandbox-port': { type: 'string' },
-      'allow-private-webhooks': { type: 'boolean' },
-      'rate-limits': { type: 'string' },
-      'public-url': { type: 'string' },
+      ...Object.fromEntries(Object.entries(OPTIONS).map(([name, o]) => [name, { type: o.type }])),
       help: { type: 'boolean', short: 'h' },
-    },
+    } as Record<OptionName | 'help', { type: 'string' | 'boolean'; short?: string }>,
   });
 }
 try {
@@ -77,10 +152,35 @@ if (args.values.help) {
   console.log(USAGE);
   process.exit(0);
 }
-const db = args.values.db ?? (process.env.DATABASE_URL || 'forge.db');
+
+/** An option's value: the flag, else its environment variable, else its default. */
+function option(name: OptionName): string | undefined {
+  const flag = args.values[name];
+  if (flag !== undefined) return String(flag);
+  const spec = OPTIONS[name] as { env: string; type: string; default?: string };
+  const env = process.env[spec.env];
+  if (env !== undefined && env !== '') return spec.type === 'boolean' ? String(env === '1' || env === 'true') : env;
+  return spec.default;
+}
+
+/** A whole number option within bounds, or a clear exit that names the option and its variable. */
+function wholeNumber(name: OptionName, min: number, max: number): number | undefined {
+  const text = option(name);
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    fail(`--${name} (${OPTIONS[name].env}) must be a whole number from ${min} to ${max}; got "${text}".`);
+  }
+  return value;
+}
+
+const db = option('db')!;
 const [command, ...extra] = args.positionals;
-if (extra.length > 0 || (command !== undefined && command !== 'migrate' && command !== 'rotate-keys'))
-  fail(`unknown command "${args.positionals.join(' ')}"; the commands are "migrate" and "rotate-keys".`);
+const COMMANDS = ['check', 'migrate', 'rotate-keys'];
+if (extra.length > 0 || (command !== undefined && !COMMANDS.includes(command)))
+  fail(
+    `unknown command "${args.positionals.join(' ')}"; the commands are ${COMMANDS.map((c) => `"${c}"`).join(', ')}.`,
+  );
 
 // Test-only: every "now" of the service comes from this file's number (server/clock.ts), so a
 // multi-instance test can move several processes' time at once. Never set it in production.
@@ -91,7 +191,7 @@ if (process.env.FORGE_TEST_CLOCK_FILE) {
   } catch (error) {
     fail((error as Error).message);
   }
-  console.log('Clock: FORGE_TEST_CLOCK_FILE (for tests only)');
+  process.stdout.write(`${JSON.stringify({ level: 'warn', msg: 'Clock: FORGE_TEST_CLOCK_FILE (for tests only)' })}\n`);
 }
 
 if (command === 'migrate') {
@@ -129,35 +229,79 @@ if (command === 'rotate-keys') {
   process.exit(0);
 }
 
-const port = Number(args.values.port);
-if (!Number.isInteger(port) || port < 0 || port > 65535)
-  fail(`--port must be a whole number from 0 to 65535; got "${args.values.port}".`);
+const port = wholeNumber('port', 0, 65535)!;
+const host = option('host')!;
+const sandboxPort = wholeNumber('sandbox-port', 0, 65535);
+const pool = {
+  poolSize: wholeNumber('db-pool-size', 1, 1000),
+  statementTimeoutMs: wholeNumber('db-statement-timeout-ms', 1, 3_600_000),
+};
+const httpTimeoutMs = wholeNumber('http-timeout-ms', 1, 3_600_000);
+const deliveryTimeoutMs = wholeNumber('delivery-timeout-ms', 1, 3_600_000);
+const drainDelayMs = wholeNumber('drain-delay-ms', 0, 3_600_000);
+const webhookSecretGraceMs = wholeNumber('webhook-secret-grace-hours', 0, 24 * 365)! * 3_600_000;
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+const logLevel = option('log-level')!;
+if (!LEVELS.includes(logLevel))
+  fail(`--log-level (FORGE_LOG_LEVEL) must be one of ${LEVELS.join(', ')}; got "${logLevel}".`);
 
 const allowedOrigins = (process.env.FORGE_ALLOWED_ORIGINS ?? '')
   .split(',')
   .map((o) => o.trim().replace(/\/$/, ''))
   .filter(Boolean);
+for (const origin of allowedOrigins) {
+  if (!URL.canParse(origin) || new URL(origin).origin !== origin)
+    fail(`FORGE_ALLOWED_ORIGINS holds "${origin}", which is not an origin such as https://app.example.com.`);
+}
 
 let rateLimits: RateLimits | undefined;
 try {
-  const text = args.values['rate-limits'] ?? process.env.FORGE_RATE_LIMITS;
+  const text = option('rate-limits');
   rateLimits = text ? parseRateLimits(text) : undefined;
 } catch (error) {
   fail((error as Error).message);
 }
 
-const sandboxPort = args.values['sandbox-port'] === undefined ? undefined : Number(args.values['sandbox-port']);
-if (sandboxPort !== undefined && (!Number.isInteger(sandboxPort) || sandboxPort < 0 || sandboxPort > 65535))
-  fail(`--sandbox-port must be a whole number from 0 to 65535; got "${args.values['sandbox-port']}".`);
+if (process.env.FORGE_SECRET_KEY && Buffer.from(process.env.FORGE_SECRET_KEY, 'base64').length !== 32)
+  fail('FORGE_SECRET_KEY must be 32 bytes, base64-encoded (openssl rand -base64 32).');
+if ((command === undefined || command === 'check') && isPostgresUrl(db) && !process.env.FORGE_SECRET_KEY)
+  fail(
+    'with a PostgreSQL database, set FORGE_SECRET_KEY (openssl rand -base64 32): every instance needs the same key.',
+  );
 
-// The request log: one JSON line per request, with its id (FORGE_LOG=off turns it off). pino's
-// own destination gathers lines into 4 KB writes made off the request path, rather than one
-// synchronous write to stdout per request; a quiet service's lines still go out within a
-// second, and the service flushes the rest when it closes, before the process exits.
-const requestLog =
-  process.env.FORGE_LOG === 'off'
-    ? undefined
-    : pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 1000 });
+if (command === 'check') {
+  // The catalog as the service would load it (its shape, its integrations, its schedules).
+  try {
+    new Engine({
+      store: undefined as never,
+      catalog: new Catalog(option('catalog') ?? DEMO_CATALOG),
+      secrets: undefined as never,
+      delivery: undefined as never,
+      connections: undefined as never,
+      env: {},
+      instanceId: 'check',
+    });
+    const publicUrl = option('public-url');
+    if (publicUrl) checkPublicUrl(publicUrl);
+  } catch (error) {
+    console.error(`forge-service check: the catalog: ${(error as Error).message}`);
+    process.exit(1);
+  }
+  console.log(`forge-service check: the configuration and the catalog are valid (database ${describeDatabase(db)}).`);
+  process.exit(0);
+}
+
+// The log: every line one JSON object (server/log.ts). Written synchronously: a line is on its
+// way out before the call returns, so what was logged before a crash or a kill -9 is not lost
+// in a buffer.
+const logDestination = pino.destination({ dest: 1, sync: true });
+const logger = serviceLogger(logDestination, logLevel);
+const fatal = (what: string) => (error: unknown) => {
+  logger.fatal({ err: error }, `${what}; the service stops`);
+  process.exit(1);
+};
+process.on('uncaughtException', fatal('an uncaught exception'));
+process.on('unhandledRejection', fatal('an unhandled rejection'));
 
 let sandbox: RunningSandbox | undefined;
 try {
@@ -170,43 +314,53 @@ try {
   }
   const service = await startService({
     port,
-    host: args.values.host,
+    host,
     db,
-    catalog: args.values.catalog,
+    catalog: option('catalog'),
     apiKey: process.env.FORGE_API_KEY || undefined,
     allowedOrigins,
     rateLimits,
-    allowPrivateWebhooks: args.values['allow-private-webhooks'] || process.env.FORGE_ALLOW_PRIVATE_WEBHOOKS === '1',
+    allowPrivateWebhooks: option('allow-private-webhooks') === 'true',
     sandboxUrl: sandbox?.url ?? (process.env.FORGE_SANDBOX_URL || undefined),
-    publicUrl: args.values['public-url'] ?? (process.env.FORGE_PUBLIC_URL || undefined),
-    logStream: requestLog,
+    publicUrl: option('public-url'),
+    logStream: logDestination,
+    logLevel,
+    requestLog: process.env.FORGE_LOG !== 'off',
     clock,
-    log: (line) => console.log(line),
+    pool,
+    httpTimeoutMs,
+    delivery: deliveryTimeoutMs ? { timeoutMs: deliveryTimeoutMs } : undefined,
+    drainDelayMs,
+    webhookSecretGraceMs,
   });
-  console.log(`Forge service listening on ${service.url}/forge/2021-12`);
-  if (service.apiKeyGenerated) {
-    console.log(`API key (generated; the database keeps only its hash, so note it now): ${service.apiKey}`);
-  } else if (service.apiKey && !process.env.FORGE_API_KEY) {
-    console.log(
-      `API key (stored in clear by an older version, now kept only as a hash; note it now): ${service.apiKey}`,
+  logger.info({ url: `${service.url}/forge/2021-12` }, `Forge service listening on ${service.url}/forge/2021-12`);
+  if (service.apiKey && !process.env.FORGE_API_KEY) {
+    // A key the service made (or moved from clear to a hash) exists nowhere else: it is shown
+    // once, to a person at a terminal, and never written to the log, which others read.
+    const what = service.apiKeyGenerated ? 'generated' : 'stored in clear by an older version, now kept only as a hash';
+    if (process.stdout.isTTY)
+      process.stderr.write(`API key (${what}; note it now, it is not shown again): ${service.apiKey}\n`);
+    logger.warn(
+      process.stdout.isTTY
+        ? `API key ${what}: shown once on the terminal, not logged`
+        : `API key ${what}: not shown, since the output is not a terminal; set FORGE_API_KEY to a key of your own and restart`,
     );
   } else {
-    console.log(process.env.FORGE_API_KEY ? 'API key: FORGE_API_KEY' : 'API key: the one generated on first start');
+    logger.info(process.env.FORGE_API_KEY ? 'API key: FORGE_API_KEY' : 'API key: the one generated on first start');
   }
-  console.log(`Database: ${describeDatabase(db)}`);
-  console.log(
+  logger.info({ database: describeDatabase(db) }, `Database: ${describeDatabase(db)}`);
+  logger.info(
     `OAuth redirect URI (register exactly this with each provider): ${oauthRedirectUri(service.publicUrl ?? service.url)}`,
   );
-  if (sandbox) console.log(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
-  console.log(
+  if (sandbox) logger.info(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
+  logger.info(
     `Allowed origins: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'none (set FORGE_ALLOWED_ORIGINS)'}`,
   );
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: stopping (finishing requests and runs in flight)`);
-    // Closing the service also writes out the last lines of the request log (its onClose hook).
+    logger.info(`${signal}: stopping (finishing requests and runs in flight)`);
     await service.close();
     await sandbox?.close();
     process.exit(0);
@@ -215,6 +369,7 @@ try {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 } catch (error) {
   const e = error as NodeJS.ErrnoException;
-  if (e.code === 'EADDRINUSE') fail(`port ${port} is in use. Stop what runs there or pass --port.`);
-  fail(e.message);
+  if (e.code === 'EADDRINUSE') fail(`port ${port} is in use. Stop what runs there or pass --port (FORGE_PORT).`);
+  logger.fatal({ err: e }, `the service could not start: ${e.message}`);
+  process.exit(1);
 }

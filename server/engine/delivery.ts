@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ErrorLogEntry } from 'forge-embed/client';
 import { type Clock, systemClock } from '../clock.js';
+import { type Logger, silentLogger } from '../log.js';
 import type { SecretBox } from '../secrets.js';
 import type { PendingDelivery, Store } from '../store/store.js';
 import { sendToEventBus } from './event-bus.js';
@@ -33,7 +34,8 @@ export interface DeliveryOptions {
   instanceId: string;
   /** What "now" is for due times and leases. Default: the system clock. */
   clock?: Clock;
-  log?: (line: string) => void;
+  /** The service log (server/log.ts); default none. */
+  logger?: Logger;
 }
 
 /** 1 s, 2 s, 4 s, … up to 10 minutes between attempts. */
@@ -53,7 +55,7 @@ export class Delivery {
   private readonly backoff: (attempt: number) => number;
   private readonly timeoutMs: number;
   private readonly allowPrivateTargets: boolean;
-  private readonly log: (line: string) => void;
+  private readonly logger: Logger;
   private readonly instanceId: string;
   private readonly clock: Clock;
   private stopWatchingClock: () => void = () => {};
@@ -68,7 +70,7 @@ export class Delivery {
     this.backoff = options.backoff ?? defaultBackoff;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.allowPrivateTargets = options.allowPrivateTargets ?? false;
-    this.log = options.log ?? (() => {});
+    this.logger = options.logger ?? silentLogger;
     this.instanceId = options.instanceId;
     this.clock = options.clock ?? systemClock;
   }
@@ -101,8 +103,9 @@ export class Delivery {
     let storeFailed = false;
     const paused = (error: unknown) => {
       storeFailed = true;
-      this.log(
-        `deliveries paused: the database did not answer (${(error as Error).message}); trying again in ${STORE_RETRY_MS} ms`,
+      this.logger.warn(
+        { err: error },
+        `deliveries paused: the database did not answer; trying again in ${STORE_RETRY_MS} ms`,
       );
     };
     this.pass = this.deliverDue()
@@ -177,7 +180,10 @@ export class Delivery {
       const reason = describe(error, this.timeoutMs, signal);
       const retryIn = this.backoff(attempts + 1);
       await this.store.postponeDelivery(entry._id, channel, attempts + 1, this.clock.now() + retryIn, reason);
-      this.log(`delivery of error ${entry._id} to the ${channel} failed (${reason}); retry in ${retryIn} ms`);
+      this.logger.warn(
+        { errorId: entry._id, executionId: entry.executionId, channel, reason, retryInMs: retryIn },
+        `delivery of an error entry to the ${channel} failed (${reason}); retry in ${retryIn} ms`,
+      );
     }
   }
 }

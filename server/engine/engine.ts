@@ -2,19 +2,22 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { BlockResult, ErrorKind, ErrorLogEntry, ExecutionLogEntry, VariableValue } from 'forge-embed/client';
 import { type Catalog, type CatalogBlock, type CatalogWorkflow, currentValue } from '../catalog/catalog.js';
 import { type Clock, systemClock } from '../clock.js';
+import { type Logger, silentLogger } from '../log.js';
 import type { SecretBox } from '../secrets.js';
 import type { ChildRow, Store } from '../store/store.js';
 import { BlockFailure, runnerFor, TRIGGER_TYPES, type Trigger } from './blocks.js';
+import type { Connections } from './connections.js';
 import { type CronSchedule, CronSyntaxError, parseCron } from './cron.js';
 import type { Delivery } from './delivery.js';
 import { ExpressionError, type Scope } from './expressions.js';
-import { type AppAccess, placeCredential, type StoredCredential } from './placement.js';
 
 export interface EngineOptions {
   store: Store;
   catalog: Catalog;
   secrets: SecretBox;
   delivery: Delivery;
+  /** The users' connections to apps: credentials placed, OAuth tokens kept fresh. */
+  connections: Connections;
   /** The values of `{{env.<NAME>}}` in block parameters. */
   env: Record<string, string>;
   /** How long an HTTP block waits for an answer. Default 10 s. */
@@ -23,7 +26,8 @@ export interface EngineOptions {
   clock?: Clock;
   /** This process among the instances that share the database; claims name it. */
   instanceId: string;
-  log?: (line: string) => void;
+  /** The service log (server/log.ts); default none. */
+  logger?: Logger;
 }
 
 /** What an execution ended as: its log entry, and its error log entry when it failed. */
@@ -63,12 +67,14 @@ export class Engine {
   private readonly schedules = new Map<string, CronSchedule>();
   private readonly shutdown = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
+  private readonly logger: Logger;
   private timer: NodeJS.Timeout | undefined;
   private stopWatchingClock: () => void = () => {};
 
   constructor(options: EngineOptions) {
     this.options = options;
     this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
     // A catalog with a bad cron fails on start, not silently at the minute it should have run.
     const problems: string[] = [];
     for (const workflow of options.catalog.all()) {
@@ -103,7 +109,8 @@ export class Engine {
       const now = clock.now();
       const oldest = Math.floor(now / MINUTE) * MINUTE - (CATCH_UP_MINUTES - 1) * MINUTE;
       if (nextMinute < oldest) {
-        this.options.log?.(
+        this.logger.warn(
+          { component: 'scheduler' },
           `scheduler: minutes from ${new Date(nextMinute).toISOString()} to ${new Date(oldest - MINUTE).toISOString()} were missed by over ${CATCH_UP_MINUTES} minutes and are skipped`,
         );
         nextMinute = oldest;
@@ -114,7 +121,10 @@ export class Engine {
       // Each minute's tick runs on its own, so a slow one does not hold up the next.
       for (const minute of minutes) {
         this.tick(new Date(minute)).catch((error: unknown) => {
-          console.error(`forge scheduler: minute ${new Date(minute).toISOString()} (tried again shortly):`, error);
+          this.logger.error(
+            { component: 'scheduler', err: error, minute: new Date(minute).toISOString() },
+            'scheduler: a minute could not run; it is tried again shortly',
+          );
           failed.add(minute);
           if (!this.shutdown.signal.aborted) setTimeout(check, RETRY_FAILED_TICK_MS).unref();
         });
@@ -141,7 +151,7 @@ export class Engine {
    * runs, so a deactivation stops it at once.
    */
   async tick(at: Date = new Date(this.clock.now())): Promise<ExecutionOutcome[]> {
-    const { store, instanceId, log } = this.options;
+    const { store, instanceId } = this.options;
     const minute = Math.floor(at.getTime() / MINUTE) * MINUTE;
     const due: ChildRow[] = [];
     for (const parentId of await store.listParentsWithActiveChildren()) {
@@ -163,7 +173,8 @@ export class Engine {
     const dueCount = due.length;
     await Promise.all(Array.from({ length: TICK_CONCURRENCY }, next));
     if (dueCount > 0) {
-      log?.(
+      this.logger.info(
+        { component: 'scheduler' },
         `scheduler: minute ${new Date(minute).toISOString()}: ran ${outcomes.length} of ${dueCount} due${claimedElsewhere ? ` (${claimedElsewhere} claimed by another instance)` : ''}`,
       );
     }
@@ -197,7 +208,7 @@ export class Engine {
   }
 
   private async execute(child: ChildRow, trigger: Trigger): Promise<ExecutionOutcome> {
-    const { store, catalog, delivery } = this.options;
+    const { store, catalog, delivery, connections } = this.options;
     const parent = catalog.get(child.parentId)!;
     const executionId = newExecutionId();
     const startedAt = new Date().toISOString();
@@ -216,12 +227,22 @@ export class Engine {
           scope,
           trigger,
           values: child.variables[block.id],
-          access: await this.accessFor(child.userId, block.integration),
+          ...(await connections.forBlock(child.userId, block.integration).then(({ access, renew }) => ({
+            access,
+            renewAccess: renew,
+          }))),
           signal: this.shutdown.signal,
           httpTimeoutMs: this.options.httpTimeoutMs ?? 10_000,
         }));
       } catch (error) {
         failure = { block, ...describeFailure(block, error) };
+        if (!(error instanceof BlockFailure || error instanceof ExpressionError)) {
+          // A fault of the service itself: the log gets the details, the entry says where to look.
+          this.logger.error(
+            { executionId, workflowId: child.id, blockId: block.id, blockType: block.type, err: error },
+            'a block failed inside the service',
+          );
+        }
         output = { error: failure.message };
       }
       outputs.set(block.id, output);
@@ -258,7 +279,10 @@ export class Engine {
     });
     if (error) {
       delivery.kick();
-      this.options.log?.(`execution ${executionId} of workflow ${child.id} failed: ${error.error}`);
+      this.logger.warn(
+        { executionId, workflowId: child.id, blockId: error.blockId, kind: error.kind, trigger: trigger.kind },
+        `execution failed: ${error.error}`,
+      );
     }
     return { workflowId: child.id, execution, ...(error ? { error } : {}) };
   }
@@ -277,30 +301,6 @@ export class Engine {
       env: this.options.env,
     };
   }
-
-  /**
-   * What an HTTP block of an integration sends to its app: the user's credential placed as the
-   * integration's `auth` says, confined to its API's origin (server/engine/placement.ts).
-   */
-  private async accessFor(userId: string, integration: string | undefined): Promise<AppAccess | undefined> {
-    if (!integration) return undefined;
-    const config = this.options.catalog.apps.get(integration) ?? { parameters: [] };
-    const sealed = await this.options.store.getCredentialSecret(userId, integration);
-    if (!sealed) {
-      // Not connected: the request goes without a credential (the app refuses it, as it should).
-      const fixed = config.baseUrl && !config.baseUrl.includes('{{') ? config.baseUrl : undefined;
-      return { baseUrl: fixed, headers: {}, query: {}, anyOrigin: false, connection: {} };
-    }
-    const access = placeCredential(config, this.options.secrets.open<StoredCredential>(sealed));
-    if (!access) {
-      const name = this.options.catalog.integrations.get(integration)?.displayName ?? integration;
-      throw new BlockFailure(
-        `The connection to ${name} lacks a value its API needs (it was saved before the catalog asked for it); connect ${name} again.`,
-        'connection',
-      );
-    }
-    return access;
-  }
 }
 
 /** The error log entry's message and kind, decided here once rather than read back from the text. */
@@ -308,8 +308,7 @@ function describeFailure(block: CatalogBlock, error: unknown): { message: string
   if (error instanceof BlockFailure) return { message: error.message, kind: error.kind };
   if (error instanceof ExpressionError)
     return { message: `In the block "${block.name}": ${error.message}`, kind: error.kind };
-  // A fault of the service itself: the log gets the details, the entry says where to look.
-  console.error(error);
+  // A fault of the service itself: the run logs the details, the entry says where to look.
   return { message: `The block "${block.name}" failed inside the service; see the service log.`, kind: 'internal' };
 }
 

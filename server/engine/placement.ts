@@ -16,6 +16,8 @@ export type StoredCredential =
       refreshToken?: string;
       /** Epoch milliseconds; absent when the provider gave no expiry. */
       expiresAt?: number;
+      /** How long the provider said the token lives (expires_in), in milliseconds. */
+      lifetimeMs?: number;
       scope?: string;
       /** Non-secret values the provider gave at connection time (Salesforce's instance_url). */
       connection?: Record<string, string>;

@@ -293,7 +293,9 @@ function credentialFrom(
     kind: 'oauth2',
     accessToken: answer.access_token,
     ...(refreshToken ? { refreshToken } : {}),
-    ...(typeof answer.expires_in === 'number' ? { expiresAt: Date.now() + answer.expires_in * 1000 } : {}),
+    ...(typeof answer.expires_in === 'number'
+      ? { expiresAt: Date.now() + answer.expires_in * 1000, lifetimeMs: answer.expires_in * 1000 }
+      : {}),
     ...(answer.scope ? { scope: answer.scope } : {}),
     ...(Object.keys(values).length ? { connection: values } : {}),
     ...(typeof account === 'string' && account ? { account } : previous?.account ? { account: previous.account } : {}),

@@ -12,6 +12,7 @@ import type {
 } from 'fastify';
 import type { FastifyRequestType, ResolveFastifyRequestType } from 'fastify/types/type-provider.js';
 import fp from 'fastify-plugin';
+import type { User } from 'forge-embed/client';
 import type { AuthKeys, Principal } from '../auth.js';
 import { forbidden, unauthorized } from '../http.js';
 import type { Store } from '../store/store.js';
@@ -42,6 +43,8 @@ declare module 'fastify' {
   > {
     /** Who is calling; set before the handler runs on every route that is not public. */
     principal: PrincipalOf<ContextConfig>;
+    /** The user a user token names, as the credential check read it; undefined for the API key. */
+    tokenUser: User | undefined;
   }
 }
 
@@ -56,10 +59,16 @@ export interface AuthOptions {
  */
 async function auth(app: FastifyInstance, options: AuthOptions): Promise<void> {
   app.decorateRequest('principal', null as never);
-  app.addHook('onRequest', async function identifyCaller(request) {
+  app.decorateRequest('tokenUser', undefined);
+  // A callback, not an async function: a public route (a probe, a webhook, an icon) passes
+  // through without a promise made and awaited for it (issue 29).
+  app.addHook('onRequest', function identifyCaller(request, _reply, done) {
     const access = request.routeOptions.config.access ?? 'public';
-    if (access === 'public') return;
-    request.principal = await authenticate(options, request, access);
+    if (access === 'public') return done();
+    authenticate(options, request, access).then((principal) => {
+      request.principal = principal;
+      done();
+    }, done);
   });
 }
 
@@ -75,8 +84,11 @@ async function authenticate(
       'API keys must stay on your backend; this request came from a browser page. Use a user token there.',
     );
   }
-  if (principal.kind === 'user' && !(await store.getUser(principal.userId))) {
-    throw unauthorized('The user of this token no longer exists. Create the user again and fetch a new token.');
+  if (principal.kind === 'user') {
+    request.tokenUser = await store.getUser(principal.userId);
+    if (!request.tokenUser) {
+      throw unauthorized('The user of this token no longer exists. Create the user again and fetch a new token.');
+    }
   }
   if (access === 'apiKey' && principal.kind !== 'apiKey') {
     throw forbidden('This operation needs the host API key. Call it from your backend, never from a browser.');

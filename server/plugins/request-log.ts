@@ -44,9 +44,16 @@ async function requestLog(app: FastifyInstance, { stream }: { stream: LogStream 
   });
 }
 
-/** A webhook's token is its credential; the OAuth state and code are one-time secrets. */
+/**
+ * A webhook's token is its credential; the OAuth state and code are one-time secrets. Most URLs
+ * hold neither, and pass without a regular expression run on them (issue 29).
+ */
 function redactUrl(url: string): string {
-  return url.replace(/(\/hooks\/)[^/?]+/, '$1[redacted]').replace(/([?&](state|code)=)[^&]*/g, '$1[redacted]');
+  const hook = url.includes('/hooks/');
+  const query = url.includes('state=') || url.includes('code=');
+  if (!hook && !query) return url;
+  const redacted = hook ? url.replace(/(\/hooks\/)[^/?]+/, '$1[redacted]') : url;
+  return query ? redacted.replace(/([?&](state|code)=)[^&]*/g, '$1[redacted]') : redacted;
 }
 
 export default fp(requestLog, { name: 'forge-request-log', fastify: '5.x', dependencies: ['forge-auth'] });

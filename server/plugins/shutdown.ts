@@ -24,8 +24,9 @@ async function shutdown(app: FastifyInstance, { store, engine, delivery }: Shutd
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close');
+    done(null, payload);
   });
   app.addHook('onClose', () => store.close());
   app.addHook('onClose', () => delivery.stop());

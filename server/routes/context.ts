@@ -28,6 +28,8 @@ export interface ServiceDeps {
   clock: Clock;
   /** How long the error webhook's previous secret signs beside the new one after a rotation. */
   webhookSecretGraceMs: number;
+  /** Set once the service begins to stop: /readyz says not ready from then on (drain delay). */
+  lifecycle: { stopping: boolean };
   /**
    * The service's public origin (FORGE_PUBLIC_URL): OAuth redirect URIs are made from it, never
    * from a request's Host header. Undefined: http://localhost:<port>.

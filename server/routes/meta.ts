@@ -63,7 +63,7 @@ export default meta;
  * For a load balancer: `/healthz` says the process answers, `/readyz` that it can reach its
  * database. Marked `probe`: they live beside the service interface, not in its route table.
  */
-export const probes: RoutePlugin = async (app, { store }) => {
+export const probes: RoutePlugin = async (app, { store, lifecycle }) => {
   const Status = Type.Object({ status: Type.String() });
   app.get(
     '/healthz',
@@ -80,6 +80,15 @@ export const probes: RoutePlugin = async (app, { store }) => {
       schema: { summary: 'The database is reachable', tags: ['meta'], response: { 200: Status } },
     },
     async (request) => {
+      if (lifecycle.stopping) {
+        // The load balancer takes this instance out while it still answers what is sent to it.
+        throw new HttpProblem(
+          503,
+          'not-ready',
+          'Not ready',
+          'The service is stopping; send requests to another instance.',
+        );
+      }
       try {
         await store.ping();
       } catch (error) {

@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { Setup } from 'forge-embed/client';
-import { badRequest } from '../http.js';
+import { CatalogAnswers } from '../catalog/answers.js';
+import { badRequest, sendJsonText } from '../http.js';
 import { SetupSchema } from '../schemas.js';
-import { childView, parentView } from '../views.js';
+import { childView } from '../views.js';
 import { baseOf, type RoutePlugin } from './context.js';
 
 /**
@@ -12,6 +13,7 @@ import { baseOf, type RoutePlugin } from './context.js';
  * the credentials, then each copy's values); this one needs a single round trip.
  */
 const setup: RoutePlugin = async (api, { store, catalog }) => {
+  const answers = new CatalogAnswers(catalog);
   api.get(
     '/setup',
     {
@@ -27,7 +29,7 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
         response: { 200: SetupSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { userId } = request.principal;
       // An empty value counts as absent (the query parser drops it), as GET /workflow treats `?integration=`.
       const { workflowId, integration } = request.query;
@@ -50,12 +52,18 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
       const installed = (await store.listChildren(userId))
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));
-      const answer: Setup = {
-        workflows: workflows.map((parent) => parentView(parent, base)),
-        installed,
-        credentials: await store.listCredentials(userId),
-      };
-      return answer;
+      const credentials: Setup['credentials'] = await store.listCredentials(userId);
+      // The parents on offer change only with the catalog: their JSON is made once (issue 29);
+      // the answer is the text JSON.stringify makes of Setup, field for field in its order.
+      const parents = answers.setupParents(
+        base,
+        workflowId === undefined ? { integration: integration! } : { workflowId },
+        workflows,
+      );
+      return sendJsonText(
+        reply,
+        `{"workflows":${parents},"installed":${JSON.stringify(installed)},"credentials":${JSON.stringify(credentials)}}`,
+      );
     },
   );
 };

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { User } from 'forge-embed/client';
 import { MAX_TOKEN_TTL_SECONDS, type Principal } from '../auth.js';
 import { normalizeEmail } from '../email.js';
 import { conflict, notFound, rateLimited } from '../http.js';
@@ -23,8 +24,9 @@ const emailTaken = (email: string) =>
 
 const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => {
   /** Only the API key, or the token of this very user; anyone else's id is simply not there. */
-  const visibleUser = async (userId: string, principal: Principal) => {
-    const user = await store.getUser(userId);
+  const visibleUser = async (userId: string, principal: Principal, tokenUser?: User) => {
+    // A user token's own user was read by the credential check a moment ago.
+    const user = tokenUser?._id === userId ? tokenUser : await store.getUser(userId);
     if (!user || (principal.kind === 'user' && principal.userId !== userId)) throw noUser(userId);
     return user;
   };
@@ -82,7 +84,7 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
       },
     },
     async (request) => {
-      const user = await visibleUser(request.params.userId, request.principal);
+      const user = await visibleUser(request.params.userId, request.principal, request.tokenUser);
       const base = baseOf(request);
       const workflows = (await store.listChildren(user._id)).map((child) =>
         childSummaryView(

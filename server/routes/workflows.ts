@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { VariableValues } from 'forge-embed/client';
 import type { Principal } from '../auth.js';
+import { CatalogAnswers } from '../catalog/answers.js';
 import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
 import { badRequest, conflict, HttpProblem, notFound, sendJsonText } from '../http.js';
 import {
@@ -17,15 +18,7 @@ import {
 } from '../schemas.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
-import {
-  blockValuesView,
-  childView,
-  executionLogBody,
-  parentOf,
-  parentView,
-  webhookUrl,
-  workflowSummariesView,
-} from '../views.js';
+import { blockValuesView, childView, executionLogBody, parentOf, webhookUrl } from '../views.js';
 import { baseOf, type RoutePlugin } from './context.js';
 
 const MAX_TEXT_VALUE = 10_000;
@@ -94,6 +87,8 @@ const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
 });
 
 const workflows: RoutePlugin = async (api, { store, catalog }) => {
+  // The catalog's listings, serialized once per origin and filter (issue 29).
+  const answers = new CatalogAnswers(catalog);
   /**
    * The child workflow a caller names. Another user's child answers exactly as a missing one,
    * so a token never learns that someone else's workflow exists.
@@ -132,10 +127,9 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
         response: { 200: Type.Object({ data: Type.Array(ref(ParentWorkflowSchema)) }) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { integration } = request.query;
-      const base = baseOf(request);
-      return { data: catalog.list(integration).map((w) => parentView(w, base)) };
+      return sendJsonText(reply, answers.workflowList(baseOf(request), integration));
     },
   );
 
@@ -156,9 +150,9 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
         response: { 200: WorkflowSummariesSchema },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { integration } = request.query;
-      return workflowSummariesView(catalog.list(integration), baseOf(request));
+      return sendJsonText(reply, answers.workflowSummaries(baseOf(request), integration));
     },
   );
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from './base.js';
-import { postgresKysely } from './postgres.js';
+import { type PoolOptions, postgresKysely } from './postgres.js';
 import type { Tables } from './schema.js';
 import { sqliteKysely } from './sqlite.js';
 
@@ -16,9 +16,12 @@ export function describeDatabase(location: string): string {
 }
 
 /** Kysely on the database at `location`: a SQLite file, `:memory:`, or a `postgres://` URL. */
-export async function openDatabase(location: string): Promise<{ db: Kysely<Tables>; dialect: Dialect }> {
+export async function openDatabase(
+  location: string,
+  pool: PoolOptions = {},
+): Promise<{ db: Kysely<Tables>; dialect: Dialect }> {
   return isPostgresUrl(location)
-    ? { db: await postgresKysely(location), dialect: 'postgres' }
+    ? { db: await postgresKysely(location, pool), dialect: 'postgres' }
     : { db: sqliteKysely(location), dialect: 'sqlite' };
 }
 

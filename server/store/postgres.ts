@@ -9,14 +9,25 @@ const QUERY_TIMEOUT_MS = 15_000;
  * Kysely over a pool of PostgreSQL connections. `pg` loads only here, so a SQLite service never
  * needs it.
  */
-export async function postgresKysely(url: string): Promise<Kysely<Tables>> {
+export interface PoolOptions {
+  /** Connections the pool opens at most. Default 10 (pg's). */
+  poolSize?: number;
+  /** How long one query may take before the client gives up on it. Default 15 s. */
+  statementTimeoutMs?: number;
+}
+
+export async function postgresKysely(
+  url: string,
+  { poolSize, statementTimeoutMs = QUERY_TIMEOUT_MS }: PoolOptions = {},
+): Promise<Kysely<Tables>> {
   const { default: pg } = await import('pg');
   const INT8 = 20;
   const pool = new pg.Pool({
     connectionString: url,
     // A stopped or unreachable server fails a request within seconds instead of holding it.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    query_timeout: QUERY_TIMEOUT_MS,
+    query_timeout: statementTimeoutMs,
+    ...(poolSize ? { max: poolSize } : {}),
     // Epoch milliseconds and counts are 64-bit: read them as numbers, as SQLite gives them.
     types: {
       getTypeParser: ((oid: number, format?: string) =>

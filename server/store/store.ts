@@ -5,6 +5,7 @@ import { openDatabase } from './database.js';
 import { withDeliveries } from './deliveries.js';
 import { withLogs } from './logs.js';
 import { withOAuth } from './oauth.js';
+import type { PoolOptions } from './postgres.js';
 import { withRateCounts } from './rate-counts.js';
 import { migrate } from './schema.js';
 import { withSettings } from './settings.js';
@@ -34,8 +35,8 @@ export class Store extends withRateCounts(
    * Opens (creating when missing) the database at `location` — a SQLite file, `:memory:`, or a
    * `postgres://` URL — and brings its schema up to date.
    */
-  static async open(location: string): Promise<Store> {
-    const { db, dialect } = await openDatabase(location);
+  static async open(location: string, pool: PoolOptions = {}): Promise<Store> {
+    const { db, dialect } = await openDatabase(location, pool);
     const store = new Store(db, dialect);
     try {
       const { results = [] } = await migrate(store.db, store.dialect);

@@ -1,6 +1,9 @@
 import type { User } from 'forge-embed/client';
-import { sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import { newId, type StoreClass } from './base.js';
+
+/** GET-a-user's query, compiled, by the Kysely instance it was compiled for. */
+const getUserQueries = new WeakMap<object, CompiledQuery<User>>();
 
 /** The host's users, and the integration credentials each has connected (sealed). */
 export function withUsers<Base extends StoreClass>(base: Base) {
@@ -24,11 +27,19 @@ export function withUsers<Base extends StoreClass>(base: Base) {
     }
 
     async getUser(id: string): Promise<User | undefined> {
-      return this.db
-        .selectFrom('users')
-        .select(['id as _id', 'email', 'full_name as fullName'])
-        .where('id', '=', id)
-        .executeTakeFirst();
+      // Every request with a user token reads its user: the query is built and compiled once
+      // per database, not per request (issue 29); only its parameter changes.
+      let query = getUserQueries.get(this.db);
+      if (!query) {
+        query = this.db
+          .selectFrom('users')
+          .select(['id as _id', 'email', 'full_name as fullName'])
+          .where('id', '=', '')
+          .compile();
+        getUserQueries.set(this.db, query);
+      }
+      const { rows } = await this.db.executeQuery<User>({ ...query, parameters: [id] });
+      return rows[0];
     }
 
     async updateUser(id: string, fullName: string, email: string): Promise<boolean> {
@@ -101,6 +112,45 @@ export function withUsers<Base extends StoreClass>(base: Base) {
         .where('integration', '=', integration)
         .executeTakeFirst();
       return row?.secret;
+    }
+
+    /**
+     * One connection's row: its sealed secret and status. `forUpdate` locks the row until the
+     * transaction ends (PostgreSQL; SQLite has one writer anyway), so of several instances that
+     * want to refresh the same token, one does and the others read its result.
+     */
+    async getConnection(
+      userId: string,
+      integration: string,
+      { forUpdate = false }: { forUpdate?: boolean } = {},
+    ): Promise<{ secret: string; status: 'connected' | 'broken' } | undefined> {
+      let query = this.db
+        .selectFrom('credentials')
+        .select(['secret', 'status'])
+        .where('user_id', '=', userId)
+        .where('integration', '=', integration);
+      if (forUpdate && this.dialect === 'postgres') query = query.forUpdate();
+      return query.executeTakeFirst();
+    }
+
+    /** A refreshed token replaces the stored one; the connection stays as it was connected. */
+    async replaceConnectionSecret(userId: string, integration: string, sealedSecret: string): Promise<void> {
+      await this.db
+        .updateTable('credentials')
+        .set({ secret: sealedSecret })
+        .where('user_id', '=', userId)
+        .where('integration', '=', integration)
+        .execute();
+    }
+
+    /** The provider refused the grant: runs fail at once until the user connects again. */
+    async markConnectionBroken(userId: string, integration: string): Promise<void> {
+      await this.db
+        .updateTable('credentials')
+        .set({ status: 'broken' })
+        .where('user_id', '=', userId)
+        .where('integration', '=', integration)
+        .execute();
     }
   };
 }

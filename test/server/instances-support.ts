@@ -169,14 +169,15 @@ export class Cluster {
     private readonly drop: (() => Promise<void>) | undefined,
     start: Date,
     private readonly env: Record<string, string>,
+    catalog: unknown = CATALOG,
   ) {
     this.nowMs = start.getTime();
     writeFileSync(this.clockFile, String(this.nowMs));
-    writeFileSync(this.catalog, JSON.stringify(CATALOG));
+    writeFileSync(this.catalog, JSON.stringify(catalog));
   }
 
   /** A new database (a SQLite file, or one on the test PostgreSQL server) and its clock at `start`. */
-  static async create(start: Date, env: Record<string, string> = {}): Promise<Cluster> {
+  static async create(start: Date, env: Record<string, string> = {}, catalog?: unknown): Promise<Cluster> {
     // A SQLite file, which several processes share in WAL mode, or a database of its own on the
     // PostgreSQL server the suite runs against.
     const dir = mkdtempSync(join(tmpdir(), 'forge-instances-db-'));
@@ -185,7 +186,7 @@ export class Cluster {
       await drop?.();
       rmSync(dir, { recursive: true, force: true });
     };
-    return new Cluster(db, removeAll, start, env);
+    return new Cluster(db, removeAll, start, env, catalog);
   }
 
   get now(): Date {
@@ -224,7 +225,7 @@ export class Cluster {
     });
     const instance = new Instance(name, child, this.apiKey);
     this.instances.push(instance);
-    const listening = await instance.line(/^Forge service listening on /);
+    const listening = await instance.line(/"msg":"Forge service listening on /);
     instance.url = /listening on (http:\/\/[^/]+)/.exec(listening)![1]!;
     return instance;
   }

@@ -58,7 +58,12 @@ export async function startProvider(): Promise<{
         issuer,
         tokenRequests: { authorization_code: 0, refresh_token: 0 },
         denyNext: false,
-        close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+        close: () =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            // Keep-alive connections (the test's own fetches) would hold the close open.
+            server.closeAllConnections();
+          }),
       };
       // Counted after the provider has read the request: its parsed parameters name the grant.
       provider.use(

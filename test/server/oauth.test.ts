@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -28,7 +30,18 @@ const env = {
   FORGE_WRONG_SECRET: 'not-the-secret',
 };
 
+/** The app's API stand-in: refuses the tokens in `refused` with a 401, answers others; records what it was sent. */
+const api = { refused: new Set<string>(), seen: [] as string[], url: '' };
+let apiServer: Server;
+
 before(async () => {
+  apiServer = createServer((request, response) => {
+    const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
+    api.seen.push(token);
+    response.writeHead(api.refused.has(token) || !token ? 401 : 200, { 'Content-Type': 'application/json' }).end('{}');
+  });
+  await new Promise<void>((resolve) => apiServer.listen(0, '127.0.0.1', resolve));
+  api.url = `http://127.0.0.1:${(apiServer.address() as AddressInfo).port}`;
   const started = await startProvider();
   const { issuer } = started;
   const integration = (name: string, clientAuth: 'basic' | 'post', envName: string, extra = {}) => ({
@@ -47,7 +60,22 @@ before(async () => {
       clientSecretEnv: `FORGE_${envName}_SECRET`,
       ...extra,
     },
-    api: { baseUrl: `${issuer}/api` },
+    api: { baseUrl: `${api.url}/v1` },
+  });
+  const workflow = (integration: string) => ({
+    workflowId: `wf-${integration}`,
+    name: `Ping ${integration}`,
+    integrations: [integration],
+    blocks: [
+      { id: '00000000-0000-4000-8000-000000000001', name: 'Hook', type: 'webhook', parameters: {} },
+      {
+        id: '00000000-0000-4000-8000-000000000002',
+        name: 'Ping',
+        type: 'http',
+        integration,
+        parameters: { method: 'GET', url: '/ping' },
+      },
+    ],
   });
   const catalog = join(dir, 'catalog.json');
   writeFileSync(
@@ -58,8 +86,9 @@ before(async () => {
         integration('postco', 'post', 'POST'),
         integration('wrongco', 'basic', 'WRONG'),
         integration('unset', 'basic', 'UNSET'),
+        integration('downco', 'basic', 'BASIC', { tokenUrl: 'http://127.0.0.1:9/token' }),
       ],
-      workflows: [],
+      workflows: [workflow('basicco'), workflow('downco')],
     }),
   );
   forge = await TestService.start({ catalog, env, log: (line) => lines.push(line) });
@@ -83,6 +112,7 @@ before(async () => {
 
 after(async () => {
   await forge?.close();
+  await new Promise<void>((resolve) => apiServer.close(() => resolve()));
   await provider?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -180,5 +210,114 @@ describe('authorization code with PKCE against oidc-provider', () => {
     );
     assertProblem(answer, 409);
     assert.match(answer.body.detail, /FORGE_UNSET_ID/);
+  });
+});
+
+/** A user connected to basicco through the real flow, with the workflow that pings its API installed. */
+async function connectedUser(integration = 'basicco') {
+  const user = await forge.newUser();
+  if (integration === 'basicco') {
+    const { message } = await popup(user.token, integration);
+    assert.equal((await confirm(user.token, integration, message.grant!)).status, 200);
+  }
+  return user;
+}
+
+async function install(user: { token: string }, integration = 'basicco') {
+  const installed = await forge.asUser(user.token, 'POST', `/workflow/wf-${integration}/install`, {});
+  assert.equal(installed.status, 201, installed.text);
+  return installed.body.workflowId as string;
+}
+
+const run = async (childId: string) =>
+  forge.service.engine.run((await forge.store.getChild(childId))!, { kind: 'webhook', body: {} });
+
+/** Moves the stored token's expiry: the test's stand-in for waiting until it is about to expire. */
+async function expireSoon(userId: string, integration = 'basicco') {
+  const credential = (await stored(userId, integration)) as Extract<StoredCredential, { kind: 'oauth2' }>;
+  const sealed = forge.service.secrets.seal({ ...credential, expiresAt: Date.now() + 1000 });
+  await forge.store.replaceConnectionSecret(userId, integration, sealed);
+  return credential;
+}
+
+describe('tokens stay fresh, exactly once', () => {
+  test('a fresh token makes no request beyond the run’s own', async () => {
+    const user = await connectedUser();
+    const child = await install(user);
+    const refreshes = provider.tokenRequests.refresh_token;
+    const outcome = await run(child);
+    assert.equal(outcome.execution.finished, true, JSON.stringify(outcome.error));
+    assert.equal(provider.tokenRequests.refresh_token, refreshes);
+  });
+
+  test('a token about to expire is refreshed once however many runs need it; the rotated refresh token replaces the old', async () => {
+    const user = await connectedUser();
+    const child = await install(user);
+    const old = await expireSoon(user.userId);
+    const refreshes = provider.tokenRequests.refresh_token;
+    api.seen.length = 0;
+    const outcomes = await Promise.all([run(child), run(child), run(child)]);
+    assert.deepEqual(
+      outcomes.map((o) => o.execution.finished),
+      [true, true, true],
+    );
+    assert.equal(provider.tokenRequests.refresh_token, refreshes + 1);
+    const now = (await stored(user.userId, 'basicco')) as Extract<StoredCredential, { kind: 'oauth2' }>;
+    assert.notEqual(now.accessToken, old.accessToken);
+    assert.ok(now.refreshToken && now.refreshToken !== old.refreshToken);
+    assert.deepEqual(new Set(api.seen), new Set([now.accessToken]));
+  });
+
+  test('after a 401 the token is refreshed once and the request made once more', async () => {
+    const user = await connectedUser();
+    const child = await install(user);
+    const old = (await stored(user.userId, 'basicco')) as Extract<StoredCredential, { kind: 'oauth2' }>;
+    api.refused.add(old.accessToken);
+    api.seen.length = 0;
+    const refreshes = provider.tokenRequests.refresh_token;
+    const outcome = await run(child);
+    assert.equal(outcome.execution.finished, true, JSON.stringify(outcome.error));
+    assert.equal(provider.tokenRequests.refresh_token, refreshes + 1);
+    assert.equal(api.seen.length, 2);
+    assert.equal(api.seen[0], old.accessToken);
+  });
+
+  test('a replayed refresh token (the provider revokes the grant) marks the connection broken; runs then fail at once', async () => {
+    const user = await connectedUser();
+    const child = await install(user);
+    const old = await expireSoon(user.userId);
+    assert.equal((await run(child)).execution.finished, true);
+    // The old refresh token again: oidc-provider treats the replay as theft and revokes the grant.
+    await forge.store.replaceConnectionSecret(
+      user.userId,
+      'basicco',
+      forge.service.secrets.seal({ ...old, expiresAt: Date.now() + 1000 }),
+    );
+    const failed = await run(child);
+    assert.equal(failed.error?.kind, 'connection', JSON.stringify(failed.error));
+    assert.equal((await forge.store.getConnection(user.userId, 'basicco'))?.status, 'broken');
+    api.seen.length = 0;
+    const refreshes = provider.tokenRequests.refresh_token;
+    const again = await run(child);
+    assert.equal(again.error?.kind, 'connection');
+    assert.deepEqual(api.seen, []);
+    assert.equal(provider.tokenRequests.refresh_token, refreshes);
+    // Connecting again clears it at once.
+    const { message } = await popup(user.token, 'basicco');
+    assert.equal((await confirm(user.token, 'basicco', message.grant!)).status, 200);
+    assert.equal((await forge.store.getConnection(user.userId, 'basicco'))?.status, 'connected');
+    assert.equal((await run(child)).execution.finished, true);
+  });
+
+  test('a token endpoint that cannot be reached fails the run as the app’s; the refresh token is kept', async () => {
+    const user = await forge.newUser();
+    const credential = { kind: 'oauth2', accessToken: 'a1', refreshToken: 'r1', expiresAt: Date.now() + 1000 };
+    await forge.store.saveCredential(user.userId, 'downco', forge.service.secrets.seal(credential));
+    const child = await install(user, 'downco');
+    const outcome = await run(child);
+    assert.equal(outcome.error?.kind, 'app', JSON.stringify(outcome.error));
+    assert.match(outcome.error?.error ?? '', /could not renew its access token/);
+    assert.deepEqual(await stored(user.userId, 'downco'), credential);
+    assert.equal((await forge.store.getConnection(user.userId, 'downco'))?.status, 'connected');
   });
 });

@@ -1,0 +1,159 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Catalog } from '../server/catalog/catalog.js';
+import { DEMO_CATALOG } from '../server/paths.js';
+import { SecretBox } from '../server/secrets.js';
+import { Store } from '../server/store/store.js';
+import { API_PREFIX, newApiKey, type ServiceProcess, spawnService } from './service.js';
+
+/**
+ * `npm run build`, then `node --import tsx bench/compare-answers.ts <main.js of another build>`:
+ * both builds, side by side on one database, are sent every embed read (with a user token and,
+ * where it may, the API key; under two origins; with each filter) and must answer byte for byte
+ * alike, status, headers (all but Date) and body. Issue 29 made answers faster without changing
+ * one byte of them; this is how that was checked against the build before. Exits with status 1
+ * on any difference.
+ */
+const other = process.argv[2];
+if (!other) {
+  console.error('Usage: node --import tsx bench/compare-answers.ts <main.js of another build>');
+  process.exit(2);
+}
+
+const workDir = mkdtempSync(join(tmpdir(), 'forge-compare-answers-'));
+const db = join(workDir, 'answers.db');
+const apiKey = newApiKey();
+const catalog = new Catalog(DEMO_CATALOG);
+const [parent, second] = catalog.list();
+const integration = parent!.integrations[0]!.name;
+
+// The database both builds serve: one user with two installed workflows and their credentials,
+// runs and an error; another user with nothing.
+let services: ServiceProcess[] = [];
+try {
+  const first = await spawnService({ db, apiKey, main: resolve(other) });
+  services.push(first);
+  const { userId } = await first.hostApi<{ userId: string }>('POST', '/user', {
+    name: 'Ada Lovelace',
+    email: 'ada@example.com',
+  });
+  const { userId: emptyUserId } = await first.hostApi<{ userId: string }>('POST', '/user', {
+    name: 'Grace Hopper',
+    email: 'grace@example.com',
+  });
+  const store = await Store.open(db);
+  const childIds: string[] = [];
+  try {
+    const secrets = SecretBox.open(db);
+    for (const workflow of [parent!, second!]) {
+      for (const { name } of workflow.integrations) {
+        await store.saveCredential(userId, name, secrets.seal({ kind: 'compare' }));
+      }
+      childIds.push((await store.createChild(userId, workflow.workflowId, {})).id);
+    }
+    const started = new Date(Date.now() - 60_000);
+    await store.insertExecution(childIds[0]!, {
+      executionId: '00000000-0000-4000-8000-000000000001',
+      startedAt: started.toISOString(),
+      stoppedAt: new Date(started.getTime() + 250).toISOString(),
+      finished: true,
+      results: [],
+    });
+    await store.insertError({
+      workflowId: childIds[0]!,
+      executionId: '00000000-0000-4000-8000-000000000001',
+      blockId: parent!.blocks[0]!.id,
+      blockType: parent!.blocks[0]!.type,
+      error: 'The Slack channel does not exist.',
+      kind: 'app',
+    });
+  } finally {
+    await store.close();
+  }
+  services.push(await spawnService({ db, apiKey }));
+  const { token } = await first.hostApi<{ token: string }>('GET', `/user/${userId}/token`);
+  const { token: emptyToken } = await first.hostApi<{ token: string }>('GET', `/user/${emptyUserId}/token`);
+
+  const reads = [
+    '/workflow',
+    `/workflow?integration=${integration}`,
+    '/workflow?integration=no-such-integration',
+    '/workflow?integration=',
+    '/workflow-summary',
+    `/workflow-summary?integration=${integration}`,
+    '/workflow-summary?integration=no-such-integration',
+    `/setup?workflowId=${parent!.workflowId}`,
+    `/setup?workflowId=${second!.workflowId}`,
+    `/setup?integration=${integration}`,
+    '/setup?integration=no-such-integration',
+    '/setup?workflowId=no-such-workflow',
+    '/setup',
+    `/user/${userId}`,
+    ...childIds.flatMap((id) => [`/workflow/${id}`, `/workflow/${id}/logs`, `/workflow/${id}/errors`]),
+    '/workflow-health',
+    '/.well-known/jwks.json',
+  ];
+  const callers: Array<[string, string | undefined]> = [
+    ['user token', token],
+    ["another user's token", emptyToken],
+    ['API key', apiKey],
+    ['no credential', undefined],
+  ];
+  // The origin a caller reached the service at is in the answers (icon URLs): both builds are
+  // reached under the same two.
+  const hosts = ['forge.example.test', 'localhost:4010'];
+  let compared = 0;
+  const differences: string[] = [];
+  const statuses = new Map<string, number>();
+  for (const host of hosts) {
+    for (const path of reads) {
+      for (const [caller, credential] of callers) {
+        // Twice each: the first answer of a kind is made afresh, the second may be one kept.
+        for (let time = 1; time <= 2; time++) {
+          const [a, b] = await Promise.all(services.map((service) => answer(service, path, host, credential)));
+          compared++;
+          const status = a!.slice(0, 3);
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          if (a !== b) differences.push(`${caller}, Host ${host}, GET ${path} (time ${time}):\n${a}\n---\n${b}`);
+        }
+      }
+    }
+  }
+  for (const difference of differences) console.log(`\nDIFFERENT: ${difference}`);
+  console.log(
+    `${compared} answers compared (status, headers but Date, body; ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}): ${differences.length === 0 ? 'all byte-identical' : `${differences.length} different`}.`,
+  );
+  if (differences.length > 0) process.exitCode = 1;
+} finally {
+  await Promise.all(services.map((service) => service.stop()));
+  services = [];
+  rmSync(workDir, { recursive: true, force: true });
+}
+
+/** An answer as text: the status line, every header but Date (in the order sent), the body. */
+function answer(service: ServiceProcess, path: string, host: string, credential?: string): Promise<string> {
+  const url = new URL(`${service.loopbackUrl}${API_PREFIX}${path}`);
+  return new Promise((done, fail) => {
+    const req = request(
+      url,
+      { headers: { Host: host, ...(credential ? { Authorization: `Bearer ${credential}` } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const headers: string[] = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2) {
+            if (res.rawHeaders[i]!.toLowerCase() !== 'date')
+              headers.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+          }
+          done([`${res.statusCode} ${res.statusMessage}`, ...headers, '', Buffer.concat(chunks).toString()].join('\n'));
+        });
+        res.on('error', fail);
+      },
+    );
+    req.on('error', fail);
+    req.end();
+  });
+}

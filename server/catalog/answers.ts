@@ -1,0 +1,76 @@
+import { parentView, workflowSummariesView } from '../views.js';
+import type { Catalog, CatalogWorkflow } from './catalog.js';
+
+/**
+ * All the answers kept take at most this many characters together: a catalog of 10,000
+ * workflows makes GET /workflow 12 MB of JSON, and every origin the service is reached at (the
+ * Host header) has answers of its own.
+ */
+const KEPT_CHARACTERS = 64 * 1024 * 1024;
+
+/**
+ * The parts of answers that only change with the catalog, as JSON text, made once per origin and
+ * filter rather than per request: the catalog does not change while the service runs, and
+ * `JSON.stringify` of GET /workflow's answer was a sixth of a request's CPU (issue 29). Each text
+ * is exactly what `JSON.stringify` of the answer gives, so the bytes sent are those of an answer
+ * made afresh. The least recently used go first once KEPT_CHARACTERS are kept.
+ */
+export class CatalogAnswers {
+  private readonly texts = new Map<string, string>();
+  private characters = 0;
+
+  constructor(private readonly catalog: Catalog) {}
+
+  /** GET /workflow's answer, `{"data": [parents]}`. */
+  workflowList(base: string, integration: string | undefined): string {
+    return this.kept(['list', base, this.filter(integration)], () =>
+      JSON.stringify({ data: this.catalog.list(integration).map((w) => parentView(w, base)) }),
+    );
+  }
+
+  /** GET /workflow-summary's answer. */
+  workflowSummaries(base: string, integration: string | undefined): string {
+    return this.kept(['summary', base, this.filter(integration)], () =>
+      JSON.stringify(workflowSummariesView(this.catalog.list(integration), base)),
+    );
+  }
+
+  /**
+   * The parents GET /setup offers, a JSON array of GET /workflow's entries: `parents` are the
+   * catalog's, those of `workflowId` (one active parent) or `integration`.
+   */
+  setupParents(base: string, by: { workflowId: string } | { integration: string }, parents: CatalogWorkflow[]): string {
+    const key = 'workflowId' in by ? `id:${by.workflowId}` : `integration:${this.filter(by.integration)}`;
+    return this.kept(['setup', base, key], () => JSON.stringify(parents.map((parent) => parentView(parent, base))));
+  }
+
+  /**
+   * An integration filter as a key: the names the catalog knows, and one key for every other
+   * (all answer no workflows), so that requests naming made-up integrations do not fill the cache.
+   */
+  private filter(integration: string | undefined): string {
+    if (integration === undefined) return '';
+    return this.catalog.integrations.has(integration) ? `=${integration}` : '?';
+  }
+
+  private kept(parts: string[], make: () => string): string {
+    const key = parts.join('\n');
+    const known = this.texts.get(key);
+    if (known !== undefined) {
+      // Used again: to the end of the queue, last to go.
+      this.texts.delete(key);
+      this.texts.set(key, known);
+      return known;
+    }
+    const text = make();
+    if (text.length > KEPT_CHARACTERS) return text;
+    this.texts.set(key, text);
+    this.characters += text.length;
+    for (const [oldKey, old] of this.texts) {
+      if (this.characters <= KEPT_CHARACTERS) break;
+      this.texts.delete(oldKey);
+      this.characters -= old.length;
+    }
+    return text;
+  }
+}

@@ -1,0 +1,143 @@
+import type { Catalog } from '../catalog/catalog.js';
+import { type OAuthApp, ProviderFailure, refreshCredential } from '../oauth/client.js';
+import type { SecretBox } from '../secrets.js';
+import type { Store } from '../store/store.js';
+import { BlockFailure } from './blocks.js';
+import { type AppAccess, placeCredential, type StoredCredential } from './placement.js';
+
+/**
+ * A user's connection to an app, as the engine uses it: the credential placed for a block
+ * (server/engine/placement.ts), an OAuth token kept fresh exactly once. A token that expires
+ * within REFRESH_MARGIN_MS is refreshed before the block runs; after a 401 it is refreshed once.
+ * Of several runs that need the same refresh, one makes it: a single flight inside this process,
+ * and on PostgreSQL a row lock (SELECT … FOR UPDATE) across instances, after which the others
+ * find the new token and use it. invalid_grant or invalid_client marks the connection broken;
+ * a network error, a timeout or a 5xx only fails this run (kind `app`) and keeps the refresh token.
+ */
+
+/** A token that expires sooner than this (or than half its lifetime) is refreshed before it is used. */
+export const REFRESH_MARGIN_MS = 60_000;
+
+/**
+ * Whether a token is to be refreshed before use. The margin is at most half the token's
+ * lifetime: a provider's 30-second token is used for 15 seconds, not refreshed at every run.
+ * Provider tokens expire in real time (their expiry came from the provider), not the service's clock.
+ */
+export function needsRefresh(credential: { expiresAt?: number; lifetimeMs?: number }): boolean {
+  if (credential.expiresAt === undefined) return false;
+  const margin = Math.min(REFRESH_MARGIN_MS, (credential.lifetimeMs ?? Number.POSITIVE_INFINITY) / 2);
+  return credential.expiresAt - Date.now() < margin;
+}
+
+type OAuthCredential = Extract<StoredCredential, { kind: 'oauth2' }>;
+
+export interface ConnectionsOptions {
+  store: Store;
+  catalog: Catalog;
+  secrets: SecretBox;
+  env: NodeJS.ProcessEnv;
+  log: (line: string) => void;
+}
+
+export interface BlockAccess {
+  access: AppAccess | undefined;
+  /** After a 401: the token refreshed once, or undefined when there is nothing to refresh. */
+  renew?: () => Promise<AppAccess | undefined>;
+}
+
+export class Connections {
+  private readonly inFlight = new Map<string, Promise<OAuthCredential>>();
+
+  constructor(private readonly options: ConnectionsOptions) {}
+
+  /** What a block of `integration` sends for `userId`; throws a BlockFailure (kind `connection`) for a broken one. */
+  async forBlock(userId: string, integration: string | undefined): Promise<BlockAccess> {
+    if (!integration) return { access: undefined };
+    const { store, catalog, secrets } = this.options;
+    const config = catalog.apps.get(integration) ?? { parameters: [] };
+    const row = await store.getConnection(userId, integration);
+    if (!row) {
+      // Not connected: the request goes without a credential (the app refuses it, as it should).
+      const fixed = config.baseUrl && !config.baseUrl.includes('{{') ? config.baseUrl : undefined;
+      return { access: { baseUrl: fixed, headers: {}, query: {}, anyOrigin: false, connection: {} } };
+    }
+    const name = catalog.integrations.get(integration)?.displayName ?? integration;
+    if (row.status === 'broken') {
+      throw new BlockFailure(
+        `${name} no longer accepts this connection (the access was revoked or expired); connect ${name} again.`,
+        'connection',
+      );
+    }
+    let credential = secrets.open<StoredCredential>(row.secret);
+    const auth = config.auth;
+    const oauthApp: OAuthApp | undefined = auth?.kind === 'oauth2' ? { integration, auth } : undefined;
+    const place = (c: StoredCredential) => {
+      const access = placeCredential(config, c);
+      if (!access) {
+        throw new BlockFailure(
+          `The connection to ${name} lacks a value its API needs (it was saved before the catalog asked for it); connect ${name} again.`,
+          'connection',
+        );
+      }
+      return access;
+    };
+    if (!oauthApp || credential.kind !== 'oauth2') return { access: place(credential) };
+    if (needsRefresh(credential)) {
+      credential = await this.refresh(userId, oauthApp, name, credential.accessToken);
+    }
+    const used = credential.accessToken;
+    return {
+      access: place(credential),
+      renew: async () => place(await this.refresh(userId, oauthApp, name, used)),
+    };
+  }
+
+  /** A fresh token in place of `seen`: the one another run or instance already got, or a new one from the provider. */
+  private refresh(userId: string, app: OAuthApp, name: string, seen: string): Promise<OAuthCredential> {
+    const key = `${userId}\n${app.integration}`;
+    const running = this.inFlight.get(key);
+    if (running) return running;
+    const flight = this.refreshLocked(userId, app, name, seen).finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, flight);
+    return flight;
+  }
+
+  private async refreshLocked(userId: string, app: OAuthApp, name: string, seen: string): Promise<OAuthCredential> {
+    const { store, secrets, env, log } = this.options;
+    const decide = async (tx: Store) => {
+      const row = await tx.getConnection(userId, app.integration, { forUpdate: true });
+      if (!row) return { outcome: 'gone' as const };
+      if (row.status === 'broken') return { outcome: 'broken' as const, message: 'the connection is broken' };
+      const current = secrets.open<OAuthCredential>(row.secret);
+      // Another run or instance refreshed while this one waited for the lock: its token is used,
+      // even if the provider gives tokens shorter-lived than the margin.
+      const unexpired = current.expiresAt === undefined || current.expiresAt > Date.now();
+      if (current.accessToken !== seen && unexpired) return { outcome: 'ok' as const, credential: current };
+      try {
+        const renewed = await refreshCredential(app, env, current);
+        await tx.replaceConnectionSecret(userId, app.integration, secrets.seal(renewed));
+        return { outcome: 'ok' as const, credential: renewed };
+      } catch (error) {
+        if (!(error instanceof ProviderFailure)) throw error;
+        log(`oauth ${app.integration}: refresh for user ${userId} failed: ${error.providerAnswer}`);
+        if (error.reason !== 'broken') return { outcome: 'failed' as const, message: error.message };
+        await tx.markConnectionBroken(userId, app.integration);
+        return { outcome: 'broken' as const, message: error.message };
+      }
+    };
+    // On PostgreSQL the row lock holds other instances until this refresh is stored. SQLite has
+    // one instance: the single flight is enough, and its one connection stays free meanwhile.
+    const result = store.dialect === 'postgres' ? await store.transaction(decide) : await decide(store);
+    if (result.outcome === 'ok') return result.credential;
+    if (result.outcome === 'failed') {
+      throw new BlockFailure(
+        `${name} could not renew its access token (${result.message}); the next run tries again.`,
+        'app',
+      );
+    }
+    throw new BlockFailure(
+      `${name} no longer accepts this connection (the access was revoked or expired); connect ${name} again.`,
+      'connection',
+    );
+  }
+}
