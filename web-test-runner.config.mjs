@@ -1,4 +1,5 @@
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
@@ -58,6 +59,15 @@ const longService = await startService({
   catalog: writeLongCatalog(),
   allowedOrigins: [ORIGIN],
 });
+// A service that allows no page's origin, and an address where nothing listens: a refused
+// origin and a network failure, which the elements must tell apart (test/cors.test.ts).
+const refusingService = await startService({ port: 0, db: ':memory:', allowedOrigins: [] });
+const deadBase = await new Promise((resolve) => {
+  const probe = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = probe.address();
+    probe.close(() => resolve(`http://127.0.0.1:${port}`));
+  });
+});
 const longApi = (path, init = {}) =>
   fetch(`${longService.url}/forge/2021-12${path}`, {
     ...init,
@@ -79,6 +89,7 @@ const forgeCommands = {
     stopWebKitDriver();
     await service.close();
     await longService.close();
+    await refusingService.close();
     await sandbox.close();
   },
   async executeCommand({ command, payload, session }) {
@@ -88,7 +99,12 @@ const forgeCommands = {
     const { action, ...args } = payload;
     switch (action) {
       case 'info':
-        return { apiBase: service.url, faultyBase: `${ORIGIN}/faulty/${engine}` };
+        return {
+          apiBase: service.url,
+          faultyBase: `${ORIGIN}/faulty/${engine}`,
+          refusingBase: refusingService.url,
+          deadBase,
+        };
       case 'longList': {
         const n = Math.random().toString(36).slice(2, 10);
         const { userId } = await longApi('/user', {
@@ -160,8 +176,40 @@ async function authorizeWithoutBrowser(url) {
   return /"grant":"([\w-]+)"/.exec(page)?.[1];
 }
 
+/**
+ * A host page under a strict Content-Security-Policy, for test/csp.test.ts: no inline script or
+ * style may run, and a `securitypolicyviolation` anywhere in it is recorded in `window.violations`
+ * by a script of its own, loaded before the CDN bundle. The services' origins are allowed for
+ * images (the catalog's icons) and requests, as any host whose Forge service runs elsewhere must.
+ */
+const STRICT_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Strict CSP</title>
+<script src="/csp/violations.js"></script>
+<script type="module" src="/dist/cdn/forge-embed.min.js"></script>
+</head><body></body></html>`;
+const RECORD_VIOLATIONS = `window.violations = [];
+document.addEventListener('securitypolicyviolation', (event) => {
+  window.violations.push([event.violatedDirective, event.blockedURI, event.sample].filter(Boolean).join(' '));
+});`;
+
+function strictPage(ctx) {
+  const services = `${service.url} ${longService.url}`;
+  ctx.set(
+    'Content-Security-Policy',
+    `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' ${services}; connect-src 'self' ${services}`,
+  );
+  ctx.type = 'text/html';
+  ctx.body = STRICT_PAGE;
+}
+
 /** The host-style token endpoint and the fault-injecting proxy. */
 async function testHost(ctx, next) {
+  if (ctx.path === '/csp/page.html') return strictPage(ctx);
+  if (ctx.path === '/csp/violations.js') {
+    ctx.type = 'text/javascript';
+    ctx.body = RECORD_VIOLATIONS;
+    return;
+  }
   // The CDN bundle on a page that cannot load its chunks: the entry file, and a 404 for the rest.
   const chunkless = /^\/cdn-without-chunks\/(.*)$/.exec(ctx.path);
   if (chunkless) {

@@ -2,10 +2,12 @@
 // the sandbox the demo workflows call (when it is built), and the demo host app, and prints the
 // URL to open. Ctrl-C stops all of them. PORT changes the demo's port (default 8000),
 // FORGE_PORT the service's (default 4010), SANDBOX_PORT the sandbox's (default 4011).
+// FORGE_ALLOWED_ORIGINS adds origins of your own pages to the demo's, which the service allows.
 import './node-version.mjs';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -31,6 +33,41 @@ for (const [name, port] of [
   }
 }
 
+// A port something else holds (often an `npm start` still running) fails now, before the build
+// and before anything claims to be running. Listening on every address, as a check, also meets
+// a server that holds the port on loopback only.
+const portFree = (port) =>
+  new Promise((resolve) => {
+    const probe = createServer()
+      .once('error', () => resolve(false))
+      .listen(port, () => probe.close(() => resolve(true)));
+  });
+for (const [name, port, what, example] of [
+  ['PORT', PORT, 'the demo', 8080],
+  ['FORGE_PORT', FORGE_PORT, 'the Forge service', 4020],
+  ['SANDBOX_PORT', SANDBOX_PORT, 'the sandbox', 4021],
+]) {
+  if (!(await portFree(port))) {
+    console.error(
+      `Port ${port} (${what}'s, ${name}) is in use: is another "npm start" still running? Stop it (Ctrl-C ` +
+        `in its terminal), or start this one with another port, e.g. ${name}=${example} npm start.`,
+    );
+    process.exit(1);
+  }
+}
+
+// The demo's own origins, and any the developer adds for pages of their own.
+const allowedOrigins = [
+  ...new Set([
+    demoUrl,
+    `http://127.0.0.1:${PORT}`,
+    ...(process.env.FORGE_ALLOWED_ORIGINS ?? '')
+      .split(',')
+      .map((origin) => origin.trim().replace(/\/$/, ''))
+      .filter(Boolean),
+  ]),
+];
+
 console.log('Building…');
 if (spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' }).status !== 0) {
   console.error('The build failed; see the errors above.');
@@ -44,6 +81,9 @@ const keyFile = join(STATE, 'api-key');
 if (!existsSync(keyFile))
   writeFileSync(keyFile, `forge_sk_${randomBytes(24).toString('base64url')}\n`, { mode: 0o600 });
 const apiKey = process.env.FORGE_API_KEY || readFileSync(keyFile, 'utf8').trim();
+const apiKeyLine = process.env.FORGE_API_KEY
+  ? 'the FORGE_API_KEY you set'
+  : `in ${keyFile}, a key for local development only (see it: cat ${keyFile})`;
 
 // The sandbox stands in for the APIs the demo workflows call (Slack, HubSpot, …); the service
 // points the demo catalog's HTTP blocks at it (FORGE_SANDBOX_URL).
@@ -121,7 +161,7 @@ async function main() {
   const serviceArgs = ['--port', String(FORGE_PORT), '--db', join(STATE, 'forge.db'), '--allow-private-webhooks'];
   run('service', ['server/dist/main.js', ...serviceArgs], {
     FORGE_API_KEY: apiKey,
-    FORGE_ALLOWED_ORIGINS: `${demoUrl},http://127.0.0.1:${PORT}`,
+    FORGE_ALLOWED_ORIGINS: allowedOrigins.join(','),
     FORGE_SANDBOX_URL: `http://localhost:${SANDBOX_PORT}`,
     // The demo's console shows what the demo does; the request log is for hosts that run the service.
     FORGE_LOG: process.env.FORGE_LOG ?? 'off',
@@ -143,6 +183,8 @@ async function main() {
 
       Open            ${demoUrl}
       Forge service   ${serviceUrl}/forge/2021-12   (database: ${STATE}/forge.db)
+      API key         ${apiKeyLine}
+      Pages allowed   ${allowedOrigins.join(', ')}   (add yours: FORGE_ALLOWED_ORIGINS=http://localhost:3000 npm start)
 
     Press Ctrl-C to stop.
   `);

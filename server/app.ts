@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
@@ -8,8 +9,9 @@ import { Connections } from './engine/connections.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
-import { MAX_BODY_BYTES } from './http.js';
+import { HttpProblem, MAX_BODY_BYTES } from './http.js';
 import { serviceLogger } from './log.js';
+import { Metrics } from './metrics.js';
 import { DEMO_CATALOG } from './paths.js';
 import auth from './plugins/auth.js';
 import cors from './plugins/cors.js';
@@ -80,6 +82,11 @@ export interface ServiceOptions {
    * elsewhere. Default 0.
    */
   drainDelayMs?: number;
+  /**
+   * Backpressure: past these bounds every request but /healthz gets 503 with Retry-After, and
+   * /readyz says not ready, until the process recovers. 0 (the default) switches a bound off.
+   */
+  pressure?: { maxEventLoopDelayMs?: number; maxHeapUsedBytes?: number; sampleIntervalMs?: number };
   /** PostgreSQL's pool size and query timeout. */
   pool?: PoolOptions;
   /** How long an HTTP block waits for an answer, in ms. Default 10 s. */
@@ -142,6 +149,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
   const store = await Store.open(dbPath, options.pool);
+  const metrics = new Metrics(store);
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
   // Names this process in the claims and leases it takes, so a row says which instance holds it.
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -179,6 +187,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     instanceId,
     clock: options.clock,
     logger: logger.child({ component: 'delivery' }),
+    metrics,
   });
   const engine = new Engine({
     store,
@@ -197,6 +206,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     instanceId,
     clock: options.clock,
     logger: logger.child({ component: 'engine' }),
+    metrics,
   });
   const deps: ServiceDeps = { ...base, engine, delivery };
 
@@ -227,6 +237,21 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   // only what is registered before it. Those that need an earlier one name it (fastify-plugin's
   // `dependencies`), so a wrong order fails at start.
   await app.register(shutdown, { store, engine, delivery });
+  // Request duration by route and status, for every request (404s and probes too: "unmatched").
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.requestDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode },
+      reply.elapsedTime / 1000,
+    );
+    done();
+  });
+  await app.register(underPressure, {
+    maxEventLoopDelay: options.pressure?.maxEventLoopDelayMs ?? 0,
+    maxHeapUsedBytes: options.pressure?.maxHeapUsedBytes ?? 0,
+    sampleInterval: options.pressure?.sampleIntervalMs ?? 1000,
+    retryAfter: 5,
+    customError: ServiceBusy,
+  });
   await app.register(validation);
   await app.register(routeTable);
   await app.register(openapi);
@@ -238,6 +263,10 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
 
   for (const routes of API_ROUTES) await app.register(routes, { ...deps, prefix: API_PREFIX });
   await app.register(probes, deps);
+  // Prometheus text. Not public: the API key, like the rest of the host's operations.
+  app.get('/metrics', { config: { access: 'apiKey', probe: true }, schema: { hide: true } }, async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
   await app.register(localProvider, { ...deps, prefix: LOCAL_PROVIDER_PREFIX });
 
   return { ...deps, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries };
@@ -283,4 +312,18 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       return closing;
     },
   };
+}
+
+/** What an overloaded service answers (with Retry-After): a problem document like every other error. */
+class ServiceBusy extends HttpProblem {
+  constructor() {
+    super(
+      503,
+      'overloaded',
+      'Service overloaded',
+      'The service is too busy to take this request now (its event loop lags or its memory passed its bound). Retry after the time Retry-After says.',
+      undefined,
+      { 'Retry-After': '5' },
+    );
+  }
 }

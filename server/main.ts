@@ -84,6 +84,18 @@ const OPTIONS = {
     default: '24',
     help: 'after POST /settings/rotateErrorWebhookSecret, how long the previous secret still signs',
   },
+  'max-event-loop-delay-ms': {
+    env: 'FORGE_MAX_EVENT_LOOP_DELAY_MS',
+    type: 'string',
+    default: '0',
+    help: 'backpressure: past this event-loop delay requests get 503 with Retry-After and /readyz says not ready (0: off)',
+  },
+  'max-heap-used-bytes': {
+    env: 'FORGE_MAX_HEAP_USED_BYTES',
+    type: 'string',
+    default: '0',
+    help: 'backpressure: past this much heap in use, the same (0: off)',
+  },
   'log-level': {
     env: 'FORGE_LOG_LEVEL',
     type: 'string',
@@ -332,6 +344,10 @@ try {
     delivery: deliveryTimeoutMs ? { timeoutMs: deliveryTimeoutMs } : undefined,
     drainDelayMs,
     webhookSecretGraceMs,
+    pressure: {
+      maxEventLoopDelayMs: wholeNumber('max-event-loop-delay-ms', 0, 3_600_000),
+      maxHeapUsedBytes: wholeNumber('max-heap-used-bytes', 0, Number.MAX_SAFE_INTEGER),
+    },
   });
   logger.info({ url: `${service.url}/forge/2021-12` }, `Forge service listening on ${service.url}/forge/2021-12`);
   if (service.apiKey && !process.env.FORGE_API_KEY) {

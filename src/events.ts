@@ -1,5 +1,8 @@
+import { type ForgeApiError, ORIGIN_NOT_ALLOWED } from './api/embed-client.js';
 import type { ErrorKind } from './api/types.js';
 import { type ErrorDetail, errorDetail, type ForgeErrorCode } from './errors.js';
+import { textsOf } from './internal/localize.js';
+import { type ProblemStrings, plainWords } from './internal/problem.js';
 
 /**
  * Every event the elements fire, declared once: its name and its detail type here, which
@@ -76,8 +79,10 @@ export function emit<K extends ForgeEventName>(
 }
 
 /**
- * Fires `forge-error` for a failure and answers the message the element shows for it:
- * `describe` puts the failure's message in the element's own words.
+ * Fires `forge-error` for a failure, with its message for the host's developer, and answers what
+ * the element shows the end user: the failure in plain words (`problem.ts`), which `describe`
+ * may put in the element's own sentence. A page whose origin the service refuses is also told
+ * on the console, where its developer looks first.
  */
 export function reportError(
   target: EventTarget,
@@ -86,9 +91,10 @@ export function reportError(
   describe = (message: string) => message,
 ): string {
   const detail = errorDetail(error, code);
-  detail.message = describe(detail.message);
   emit(target, 'forge-error', detail);
-  return detail.message;
+  if ((error as ForgeApiError).title === ORIGIN_NOT_ALLOWED) console.error(detail.message);
+  // Both elements speak through a Localize, whose texts hold the problem strings.
+  return describe(plainWords(textsOf(target) as ProblemStrings, error));
 }
 
 type ForgeEventMap = { [K in ForgeEventName]: ForgeEvent<K> };

@@ -157,6 +157,9 @@ export const themeStyles = css`
     border-radius: 0.4rem;
     flex: none;
     object-fit: contain;
+    /* A light plate: an app's own colours (Slack's aubergine) stay visible on a dark surface. */
+    padding: 0.125rem;
+    background: #fff;
   }
   @media (prefers-reduced-motion: reduce) {
     *,

@@ -87,7 +87,7 @@ describe('<forge-config-modal> edit', () => {
       `GET /setup?workflowId=${STRIPE_TO_SLACK}`,
     ]);
     // That one answer was enough to open the user's copy with their values.
-    expect(el.shadowRoot!.querySelector('h2')!.textContent).to.include('Edit');
+    expect(el.shadowRoot!.querySelector('h2')!.textContent).to.include('Settings of');
     expect(field(el, 'Channel').value).to.equal('#mine');
     expect(field(el, 'Minimum amount').value).to.equal('5');
   });
@@ -245,6 +245,24 @@ describe('<forge-config-modal> for an integration', () => {
       { workflowId: editedId, blockIds: [HUBSPOT_SETTINGS_BLOCK] },
       { parentId: STRIPE_SUMMARY_TO_SLACK, workflowId: summary._id },
     ]);
+  });
+
+  it('says that nothing is switched on when it is saved with every workflow off, not that all is set', async () => {
+    const userId = await connectedUser();
+    const onId = await install(userId, STRIPE_TO_SLACK);
+    const el = await modalFixture({ userId, integration: 'slack' });
+    await el.show();
+    await untilRole(el, 'switch');
+    for (const control of el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[role="switch"]')) {
+      if (control.checked) control.click();
+    }
+    (await untilButton(el, 'Continue')).click();
+    (await untilButton(el, 'Save')).click();
+    await untilButton(el, 'Done');
+    const said = visibleText(el);
+    expect(said).to.include('Nothing is switched on').and.include('No workflow uses Slack for you now.');
+    expect(said).not.to.include('All set');
+    expect((await childrenOf(userId)).find((c) => c._id === onId)!.active).to.equal(false);
   });
 
   it('says so when no workflow uses the integration', async () => {

@@ -28,7 +28,7 @@ describe('<forge-config-modal> install', () => {
     await el.show();
 
     const title = await untilRole(el, 'heading');
-    await waitUntil(() => title.textContent!.includes('Enable Post new Stripe payments to Slack'));
+    await waitUntil(() => title.textContent!.includes('Set up “Post new Stripe payments to Slack”'));
     await untilPart(el, 'integration');
     expect(visibleText(el)).to.include('Stripe').and.include('Slack').and.include('Not connected');
 

@@ -37,7 +37,7 @@ describe('<forge-config-modal>', () => {
     expect(dialog.matches(':modal')).to.equal(true);
     expect(el.hasAttribute('open')).to.equal(true);
     const title = shadowById(el, dialog.getAttribute('aria-labelledby')!);
-    await waitUntil(() => title.textContent!.includes('Enable Post new Stripe payments to Slack'));
+    await waitUntil(() => title.textContent!.includes('Set up “Post new Stripe payments to Slack”'));
   });
 
   it('says whether it enables a new workflow or edits the user’s own copy', async () => {
@@ -45,14 +45,16 @@ describe('<forge-config-modal>', () => {
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
     await el.show();
     await untilRole(el, 'form', 'Settings');
-    expect(byRole(shadow(el), 'heading')!.textContent).to.equal('Enable Post new Stripe payments to Slack');
+    expect(byRole(shadow(el), 'heading')!.textContent).to.equal('Set up “Post new Stripe payments to Slack”');
     expect(await untilButton(el, 'Enable workflow')).to.exist;
     await el.hide();
 
     await install(userId, STRIPE_TO_SLACK);
     await el.show();
     await untilRole(el, 'form', 'Settings');
-    await waitUntil(() => byRole(shadow(el), 'heading')!.textContent === 'Edit Post new Stripe payments to Slack');
+    await waitUntil(
+      () => byRole(shadow(el), 'heading')!.textContent === 'Settings of “Post new Stripe payments to Slack”',
+    );
     expect(visibleText(el)).to.include('You already use this workflow');
     expect(await untilButton(el, 'Save changes')).to.exist;
   });

@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import type { ErrorLogEntry } from 'forge-embed/client';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { SecretBox } from '../secrets.js';
 import type { PendingDelivery, Store } from '../store/store.js';
 import { sendToEventBus } from './event-bus.js';
@@ -36,6 +37,8 @@ export interface DeliveryOptions {
   clock?: Clock;
   /** The service log (server/log.ts); default none. */
   logger?: Logger;
+  /** Counts attempts by outcome (server/metrics.ts); default none. */
+  metrics?: Metrics;
 }
 
 /** 1 s, 2 s, 4 s, … up to 10 minutes between attempts. */
@@ -56,6 +59,7 @@ export class Delivery {
   private readonly timeoutMs: number;
   private readonly allowPrivateTargets: boolean;
   private readonly logger: Logger;
+  private readonly metrics: Metrics | undefined;
   private readonly instanceId: string;
   private readonly clock: Clock;
   private stopWatchingClock: () => void = () => {};
@@ -71,6 +75,7 @@ export class Delivery {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.allowPrivateTargets = options.allowPrivateTargets ?? false;
     this.logger = options.logger ?? silentLogger;
+    this.metrics = options.metrics;
     this.instanceId = options.instanceId;
     this.clock = options.clock ?? systemClock;
   }
@@ -174,10 +179,12 @@ export class Delivery {
       }
       // Delivered, or its channel was switched off since: either way it leaves the outbox.
       await this.store.finishDelivery(entry._id, channel);
+      this.metrics?.deliveries.inc({ channel, outcome: 'delivered' });
     } catch (error) {
       // Stopping: the entry stays in the outbox, free for any instance at once.
       if (this.shutdown.signal.aborted) return this.store.releaseDelivery(entry._id, channel);
       const reason = describe(error, this.timeoutMs, signal);
+      this.metrics?.deliveries.inc({ channel, outcome: 'failed' });
       const retryIn = this.backoff(attempts + 1);
       await this.store.postponeDelivery(entry._id, channel, attempts + 1, this.clock.now() + retryIn, reason);
       this.logger.warn(

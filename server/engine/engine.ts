@@ -3,6 +3,7 @@ import type { BlockResult, ErrorKind, ErrorLogEntry, ExecutionLogEntry, Variable
 import { type Catalog, type CatalogBlock, type CatalogWorkflow, currentValue } from '../catalog/catalog.js';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { SecretBox } from '../secrets.js';
 import type { ChildRow, Store } from '../store/store.js';
 import { BlockFailure, runnerFor, TRIGGER_TYPES, type Trigger } from './blocks.js';
@@ -28,6 +29,8 @@ export interface EngineOptions {
   instanceId: string;
   /** The service log (server/log.ts); default none. */
   logger?: Logger;
+  /** Counts runs and times blocks (server/metrics.ts); default none. */
+  metrics?: Metrics;
 }
 
 /** What an execution ended as: its log entry, and its error log entry when it failed. */
@@ -216,6 +219,8 @@ export class Engine {
     const outputs = scope.outputs as Map<string, Record<string, unknown>>;
     const results: BlockResult[] = [];
     let failure: { block: CatalogBlock; message: string; kind: ErrorKind } | undefined;
+    const metrics = this.options.metrics;
+    metrics?.runsStarted.inc({ trigger: trigger.kind });
     for (const block of parent.blocks) {
       if (isTrigger(block) && block.type !== trigger.kind) continue;
       const blockStartedAt = new Date().toISOString();
@@ -246,6 +251,10 @@ export class Engine {
         output = { error: failure.message };
       }
       outputs.set(block.id, output);
+      metrics?.blockDuration.observe(
+        { type: block.type, outcome: failure ? 'failed' : 'succeeded' },
+        (Date.now() - Date.parse(blockStartedAt)) / 1000,
+      );
       results.push({
         blockId: block.id,
         startedAt: blockStartedAt,
@@ -254,6 +263,7 @@ export class Engine {
       });
       if (failure || stop) break;
     }
+    metrics?.runsFinished.inc({ trigger: trigger.kind, outcome: failure ? 'failed' : 'succeeded' });
     const execution: ExecutionLogEntry = {
       executionId,
       startedAt,

@@ -68,7 +68,8 @@ export const probes: RoutePlugin = async (app, { store, lifecycle }) => {
   app.get(
     '/healthz',
     {
-      config: { access: 'public', probe: true },
+      // Answers under pressure too: an overloaded process is alive, not one to restart.
+      config: { access: 'public', probe: true, pressureHandler: () => undefined },
       schema: { summary: 'The process is up', tags: ['meta'], response: { 200: Status } },
     },
     async () => ({ status: 'ok' }),

@@ -18,6 +18,9 @@ import type {
 
 export const API_VERSION_PATH = '/forge/2021-12';
 
+/** The `title` of the error a browser's request fails with when the service does not allow the page's origin. */
+export const ORIGIN_NOT_ALLOWED = 'Origin not allowed';
+
 /**
  * Every failure of a call: the service's problem document, or a network failure (`status` 0).
  * `errors` lists field errors of a 400, each with the `path` of the field.
@@ -241,11 +244,22 @@ export class ForgeEmbedClient {
     } catch (error) {
       // Aborted by the caller, or by whatever the given fetch ties requests to: not a network error.
       if (signal?.aborted || (error as Error).name === 'AbortError') throw error;
+      // In a browser, a service that refuses the page's origin (CORS) fails the request just as a
+      // network failure does: origin-check.ts tells them apart, in a module of its own that only a
+      // failed request loads.
+      const refusal =
+        globalThis.location &&
+        (await import('./origin-check.js').then(
+          ({ originRefusal }) => originRefusal(this.baseUrl, this.#fetch, signal),
+          () => undefined,
+        ));
       throw new ForgeApiError({
         type: 'about:blank',
-        title: 'Network error',
+        title: refusal ? ORIGIN_NOT_ALLOWED : 'Network error',
         status: 0,
-        detail: `Could not reach the Forge service at ${this.baseUrl} (${(error as Error).message}). Check the address and your connection, then try again.`,
+        detail:
+          refusal ||
+          `Could not reach the Forge service at ${this.baseUrl} (${(error as Error).message}). Check the address and your connection, then try again.`,
       });
     }
   }

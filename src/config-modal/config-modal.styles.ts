@@ -24,7 +24,8 @@ export const configModalStyles = css`
     max-width: none;
     max-height: min(100dvh - 2rem, 46rem);
     padding: 0;
-    border: 1px solid var(--_border);
+    /* On a dark page a shadow barely shows: a lighter edge sets the modal apart there. */
+    border: 1px solid light-dark(var(--_border), color-mix(in srgb, var(--_text) 24%, var(--_surface)));
     border-radius: calc(var(--_radius) * 1.5);
     background: var(--_surface);
     color: inherit;
@@ -39,6 +40,17 @@ export const configModalStyles = css`
   }
   dialog::backdrop {
     background: var(--forge-color-backdrop, rgb(15 17 21 / 0.55));
+  }
+  /* A dark page behind a dark modal: a deeper, blurred backdrop, so the modal is what stands out. */
+  :host([theme='dark']) dialog::backdrop {
+    background: var(--forge-color-backdrop, rgb(0 0 0 / 0.72));
+    backdrop-filter: blur(3px);
+  }
+  @media (prefers-color-scheme: dark) {
+    :host(:not([theme='light'])) dialog::backdrop {
+      background: var(--forge-color-backdrop, rgb(0 0 0 / 0.72));
+      backdrop-filter: blur(3px);
+    }
   }
   @keyframes rise {
     from {
@@ -85,7 +97,6 @@ export const configModalStyles = css`
   }
   .header-icons .icon + .icon {
     margin-left: -0.5rem;
-    background: var(--_surface);
     box-shadow: 0 0 0 2px var(--_surface);
   }
   .heading {

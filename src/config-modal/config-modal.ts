@@ -204,7 +204,8 @@ export class ForgeConfigModal extends ForgeModalDialog {
 
   /** The one way view state changes: it always re-renders, and may say where focus goes next. */
   #change(change: Partial<View>, focus?: FocusTarget): void {
-    this.#view = { ...this.#view, ...change };
+    // A new step message (or none) leaves the technical details of the one before behind.
+    this.#view = { ...this.#view, ...('message' in change ? { technical: undefined } : {}), ...change };
     if (focus) this.#focusNext = focus;
     this.requestUpdate();
   }
@@ -405,7 +406,9 @@ export class ForgeConfigModal extends ForgeModalDialog {
       const message = reportError(this, error, 'save-failed');
       const placed = errors.size > 0;
       this.#change(
-        { errors, message: placed ? this.#text.fieldErrors : this.#text.saveFailed(message) },
+        placed
+          ? { errors, message: this.#text.fieldErrors }
+          : { errors, message: this.#text.saveFailed(message), technical: (error as Error).message },
         placed ? 'invalid' : undefined,
       );
       throw error;

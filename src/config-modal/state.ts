@@ -45,6 +45,8 @@ export interface View {
   errors: Map<string, string>;
   /** A problem with the whole step (a failed save, or a step left unfinished). */
   message?: string | undefined;
+  /** The failure behind `message`, for developers: shown under "Technical details". */
+  technical?: string | undefined;
   /** Connected required-parameter integrations whose form is open again. */
   reopened: Set<string>;
   /** The integration the latest connect run is for. */

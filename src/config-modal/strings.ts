@@ -1,10 +1,12 @@
+import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
+
 /**
  * Every text `<forge-config-modal>` shows or announces. Register translations for a locale with
  * `registerStrings(locale, {configModal: {...}})`, or set the element's `strings` property to
  * an object with the keys to replace; the others stay English. Texts that embed a name or a
  * reason are functions, so a translation can put them where its grammar wants them.
  */
-export interface ConfigModalStrings {
+export interface ConfigModalStrings extends ProblemStrings {
   /** Accessible name of the close button in the header. */
   close: string;
   /** Title while it is not yet known what is being set up. */
@@ -65,14 +67,18 @@ export interface ConfigModalStrings {
   successIntegration: string;
   /** `workflowNames` is already a list in the element's locale (`A, B and C`). */
   successText: (workflowNames: string) => string;
+  /** The integration view saved with no workflow switched on: said as it is, not as a success. */
+  nothingOn: string;
+  nothingOnText: (integrationName: string) => string;
   done: string;
 }
 
 export const defaultConfigModalStrings: ConfigModalStrings = {
+  ...defaultProblemStrings,
   close: 'Close',
   titleLoading: 'Set up integration',
-  titleInstall: (name) => `Enable ${name}`,
-  titleEdit: (name) => `Edit ${name}`,
+  titleInstall: (name) => `Set up “${name}”`,
+  titleEdit: (name) => `Settings of “${name}”`,
   titleIntegration: (name) => `Set up ${name}`,
   subtitleInstall: 'Connect your accounts and choose the settings, then enable the workflow.',
   subtitleEdit: 'You already use this workflow. Change its settings or reconnect an account.',
@@ -121,5 +127,7 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   successEdit: 'Changes saved',
   successIntegration: 'All set',
   successText: (names) => `${names}: your settings are saved and in use.`,
+  nothingOn: 'Nothing is switched on',
+  nothingOnText: (name) => `No workflow uses ${name} for you now. Switch one on here whenever you want.`,
   done: 'Done',
 };

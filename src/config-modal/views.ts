@@ -1,6 +1,7 @@
 import { html, nothing, type TemplateResult } from 'lit';
 import type { Integration } from '../api/types.js';
 import type { HideReason } from '../events.js';
+import { plainWords, technicalDetails } from '../internal/problem.js';
 import { type SettingField, settingFields, variableBlocks } from './settings.js';
 import {
   chosen,
@@ -108,11 +109,15 @@ export function header(t: ConfigModalStrings, loaded: Loaded | undefined, close:
 export const loadingView = (t: ConfigModalStrings) =>
   layout(html`<div class="loading muted" role="status">${spinner}${t.loading}</div>`, undefined, true);
 
-export function loadErrorView(t: ConfigModalStrings, { message }: Error, focus: FocusMark, on: StepActions) {
+export function loadErrorView(t: ConfigModalStrings, error: Error, focus: FocusMark, on: StepActions) {
   return layout(
     html`<div part="message" class="message" role="alert">
       ${alertGlyph}
-      <div><p class="message-title">${t.loadFailed}</p><p>${message}</p></div>
+      <div>
+        <p class="message-title">${t.loadFailed}</p>
+        <p>${plainWords(t, error)}</p>
+        ${technicalDetails(t, error)}
+      </div>
     </div>`,
     html`<button class="button" @click=${() => on.close('button')}>${t.close}</button>
       <button class="button primary" ?autofocus=${focus.at('primary')} @click=${on.retryLoad}>${t.retry}</button>`,
@@ -121,12 +126,22 @@ export function loadErrorView(t: ConfigModalStrings, { message }: Error, focus: 
 
 export function doneView({ t, loaded, view, focus, on, list }: StepContext) {
   const names = list(chosen(loaded, view).map((parent) => parent.name));
-  const title = { install: t.successInstall, edit: t.successEdit, integration: t.successIntegration }[loaded.mode];
+  // Saving the integration view with every workflow off is no success to celebrate: say what is so.
+  const none = !names && loaded.integration;
+  const title = none
+    ? t.nothingOn
+    : { install: t.successInstall, edit: t.successEdit, integration: t.successIntegration }[loaded.mode];
   return layout(
     html`<div class="success" role="status">
-      <span class="success-mark">${checkGlyph}</span>
+      ${none ? nothing : html`<span class="success-mark">${checkGlyph}</span>`}
       <h3>${title}</h3>
-      ${names ? html`<p class="muted">${t.successText(names)}</p>` : nothing}
+      ${
+        none
+          ? html`<p class="muted">${t.nothingOnText(loaded.integration!.displayName)}</p>`
+          : names
+            ? html`<p class="muted">${t.successText(names)}</p>`
+            : nothing
+      }
       <slot name="success"></slot>
     </div>`,
     html`<button class="button primary" ?autofocus=${focus.at('primary')} @click=${() => on.close('done')}>
@@ -159,9 +174,15 @@ function back({ t, loaded, view, on }: StepContext) {
   return previous ? html`<button class="button" @click=${() => on.goTo(previous)}>${t.back}</button>` : nothing;
 }
 
-const stepMessage = ({ view }: StepContext) =>
+const stepMessage = ({ t, view }: StepContext) =>
   view.message
-    ? html`<div part="message" class="message" role="alert">${alertGlyph}<p>${view.message}</p></div>`
+    ? html`<div part="message" class="message" role="alert">
+        ${alertGlyph}
+        <div>
+          <p>${view.message}</p>
+          ${view.technical ? technicalDetails(t, { message: view.technical }) : nothing}
+        </div>
+      </div>`
     : nothing;
 
 export function chooseView(context: StepContext) {

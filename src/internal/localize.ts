@@ -10,6 +10,11 @@ export interface Translation {
 }
 
 const translations = new Map<string, Translation>();
+/** Each element's texts, for what reports its failures (events.ts). */
+const localizers = new WeakMap<object, { texts: object }>();
+
+/** The texts `host` shows now, when it has any. */
+export const textsOf = (host: object): object | undefined => localizers.get(host)?.texts;
 /** Counts registrations, so an element knows its cached texts are out of date. */
 let registrations = 0;
 const localized = new Set<ReactiveElement>();
@@ -67,6 +72,7 @@ export class Localize<Key extends keyof Translation, Strings extends Required<Tr
     this.#host = host;
     this.#key = key;
     this.#defaults = defaults;
+    localizers.set(host, this);
     host.addController(this);
   }
 

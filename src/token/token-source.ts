@@ -61,6 +61,7 @@ export function tokenUrlProvider(url: string): TokenProvider {
       throw new TokenError(
         'token-fetch-failed',
         `Could not reach the token endpoint ${url}. Check your connection and try again.`,
+        0,
       );
     }
     const { status } = response;

@@ -1,4 +1,5 @@
 import { html } from 'lit';
+import { plainWords, technicalDetails } from '../internal/problem.js';
 import type { WorkflowListStrings } from './strings.js';
 
 /** What the list shows instead of rows: loading, nothing on offer, or a load that failed. */
@@ -21,13 +22,14 @@ export const emptyView = (t: WorkflowListStrings) =>
     <p class="muted">${t.emptyHint}</p>
   </div>`;
 
-/** Why loading failed, with a retry button that does nothing while a retry is `pending`. */
-export const loadErrorView = (t: WorkflowListStrings, reason: string, pending: boolean, retry: () => void) =>
+/** Why loading failed, in plain words, with a retry button that does nothing while a retry is `pending`. */
+export const loadErrorView = (t: WorkflowListStrings, error: unknown, pending: boolean, retry: () => void) =>
   html`<div class="message" part="error">
     <div role="alert">
       <p class="title">${t.loadFailed}</p>
-      <p class="muted">${reason}</p>
+      <p class="muted">${plainWords(t, error)}</p>
     </div>
+    ${technicalDetails(t, error)}
     <button type="button" class="button" part="retry-button" aria-disabled=${pending} @click=${() => pending || retry()}>
       ${t.retry}
     </button>

@@ -1,4 +1,4 @@
-import { html, nothing, type ReactiveControllerHost } from 'lit';
+import { adoptStyles, css, html, nothing, type ReactiveControllerHost } from 'lit';
 import type { ForgeEmbedClient } from '../api/embed-client.js';
 import type { Block, ErrorLogEntry, ExecutionLogEntry } from '../api/types.js';
 import type { Plural } from '../internal/plural.js';
@@ -35,8 +35,12 @@ export const defaultRunDetailsStrings: RunDetailsStrings = {
   duration: (seconds, plural) => plural(seconds, { one: '# second', other: '# seconds' }),
 };
 
-/** The view's own styles, carried with it rather than in the list's. */
-const styles = html`<style>
+/**
+ * The view's own styles, carried with it rather than in the list's (whose module loads with the
+ * page). A constructable stylesheet the list's shadow root adopts when the first view opens, not a
+ * `<style>` element: a page whose Content-Security-Policy says `style-src 'self'` blocks those.
+ */
+const styles = css`
   .details {
     grid-column: 1 / -1;
     display: grid;
@@ -80,7 +84,18 @@ const styles = html`<style>
   .details .button {
     justify-self: start;
   }
-</style>`;
+`;
+
+/** Adds the view's stylesheet to `root`'s, once; Lit's own stay first. */
+function adoptInto(root: ShadowRoot): void {
+  const sheet = styles.styleSheet;
+  if (!sheet) {
+    // No constructable stylesheets (Lit's fallback then adds `<style>` elements).
+    adoptStyles(root, [styles]);
+    return;
+  }
+  if (!root.adoptedStyleSheets.includes(sheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
+}
 
 export class RunDetails {
   readonly #host: ReactiveControllerHost;
@@ -98,13 +113,14 @@ export class RunDetails {
   #failure?: string | undefined;
 
   constructor(
-    host: ReactiveControllerHost,
+    host: ReactiveControllerHost & { renderRoot: HTMLElement | DocumentFragment },
     client: ForgeEmbedClient,
     workflowId: string,
     signal: AbortSignal,
     report: (error: unknown) => string,
   ) {
     this.#host = host;
+    if (host.renderRoot instanceof ShadowRoot) adoptInto(host.renderRoot);
     this.#client = client;
     this.#workflowId = workflowId;
     this.#signal = signal;
@@ -168,8 +184,7 @@ export class RunDetails {
     if (this.#failure) state = html`<p class="small danger" role="alert">${t.runsFailed(this.#failure)}</p>`;
     else if (!runs[0])
       state = html`<p class="small muted" role="status">${this.#loading ? t.loadingRuns : t.noRuns}</p>`;
-    return html`${styles}
-      <div class="details" part="details" id=${id} role="region" aria-label=${t.runsLabel(name)} aria-busy=${this.#loading}>
+    return html`<div class="details" part="details" id=${id} role="region" aria-label=${t.runsLabel(name)} aria-busy=${this.#loading}>
         ${
           runs[0]
             ? html`<ol class="runs">

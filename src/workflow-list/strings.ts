@@ -1,4 +1,5 @@
 import type { Plural } from '../internal/plural.js';
+import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
 import type { RunDetailsStrings } from './run-details-strings.js';
 
 /**
@@ -7,7 +8,7 @@ import type { RunDetailsStrings } from './run-details-strings.js';
  * an object with the keys to replace; the others stay English. Texts that embed a number, a
  * query or a reason are functions, so a translation can put them where its grammar wants them.
  */
-export interface WorkflowListStrings extends RunDetailsStrings {
+export interface WorkflowListStrings extends RunDetailsStrings, ProblemStrings {
   /** Accessible name of the list of workflows. */
   listLabel: string;
   /** Announced while the workflows load. */
@@ -56,7 +57,11 @@ export interface WorkflowListStrings extends RunDetailsStrings {
 }
 
 /** The details view's texts come with the view itself (run-details-strings.ts), loaded when first opened. */
-export const defaultWorkflowListStrings: Omit<WorkflowListStrings, keyof RunDetailsStrings> = {
+export const defaultWorkflowListStrings: Omit<
+  WorkflowListStrings,
+  Exclude<keyof RunDetailsStrings, 'technicalDetails'>
+> = {
+  ...defaultProblemStrings,
   listLabel: 'Workflows',
   loading: 'Loading workflows…',
   empty: 'No workflows on offer',
@@ -72,8 +77,7 @@ export const defaultWorkflowListStrings: Omit<WorkflowListStrings, keyof RunDeta
   turnOnFailed: (reason) => `Could not turn this workflow on. ${reason}`,
   turnOffFailed: (reason) => `Could not turn this workflow off. ${reason}`,
   removed: 'This workflow was removed. Enable it again to use it.',
-  modalLoadFailed:
-    'The settings could not be opened: this part of the page did not load. Check the connection, then try again.',
+  modalLoadFailed: 'The settings could not be opened. Check your connection, then try again.',
   refreshFailed: (reason) => `Saved, but the list could not show the new state. ${reason}`,
   healthRefreshFailed: (reason) => `How your workflows ran could not be checked again. ${reason}`,
   neverRan: 'Waiting for the first run',

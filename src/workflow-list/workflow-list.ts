@@ -415,7 +415,7 @@ export class ForgeWorkflowList extends ForgeElement {
     const shown = needle ? offers!.filter((offer) => matches(offer, needle, listing!.integrations)) : offers;
     let content: unknown;
     if (failed) {
-      content = loadErrorView(t, (error as Error).message, pending, this.#handleRetry);
+      content = loadErrorView(t, error, pending, this.#handleRetry);
     } else if (!offers) {
       content = loadingView();
     } else if (!offers[0]) {

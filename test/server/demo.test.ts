@@ -226,7 +226,7 @@ test('the demo page passes axe with no violations, the elements inside included'
   assert.deepEqual(violations, []);
 });
 
-test('the demo page opens the modal from the list: its chunk is served beside the bundle', async (t) => {
+test('the demo page opens the Runs view and the modal from the list under its strict policy, with no violation', async (t) => {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
@@ -237,10 +237,22 @@ test('the demo page opens the modal from the list: its chunk is served beside th
   page.on('response', (response) => {
     if (response.status() === 404) missing.push(response.url());
   });
+  // Recorded from before the page's first script: what its Content-Security-Policy blocked.
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { violations: string[] }).violations = seen;
+    document.addEventListener('securitypolicyviolation', (event) =>
+      seen.push(`${event.violatedDirective} ${event.blockedURI} ${event.sample}`),
+    );
+  });
   await page.goto(demo.url);
+  // The Runs view's chunk and its stylesheet (Maya's payments workflow is installed).
+  await page.locator('forge-workflow-list [part~="runs-button"]').first().click();
+  await page.locator('forge-workflow-list [part~="details"]').first().waitFor({ timeout: 10_000 });
   await page.locator('forge-workflow-list [part~="row"] button[part~="button"]').first().click();
   await page.locator('forge-workflow-list forge-config-modal [part~="dialog"][open]').waitFor({ timeout: 10_000 });
   assert.deepEqual(missing, []);
+  assert.deepEqual(await page.evaluate(() => (window as unknown as { violations: string[] }).violations), []);
 });
 
 // Last: Maya's Slack stays revoked.

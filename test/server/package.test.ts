@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -162,4 +163,80 @@ test('typesVersions names the same declarations as the exports map, for moduleRe
       .map(([entry, target]) => [entry.slice(2), [(target as Record<string, string>).types]]),
   );
   assert.deepEqual(pkg.typesVersions['*'], fromExports);
+});
+
+describe('the packed tarballs, installed into an empty project', () => {
+  const servicePkg = JSON.parse(readFileSync('server/package.json', 'utf8'));
+
+  test('both packages build before they are packed', () => {
+    assert.equal(pkg.scripts.prepack, 'npm run build');
+    assert.equal(servicePkg.scripts.prepack, 'npm run build');
+  });
+
+  // Nothing here touches a database: once, on the SQLite run of the suite.
+  test('every subpath of forge-embed and forge-embed-service imports, and the service starts', {
+    skip: !!process.env.FORGE_TEST_POSTGRES,
+    timeout: 600_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'forge-packed-'));
+    try {
+      // The build is there (the suite needs it): --ignore-scripts packs it without building again.
+      const pack = async (...workspace: string[]) => {
+        const { stdout } = await run('npm', [
+          'pack',
+          ...workspace,
+          '--ignore-scripts',
+          '--json',
+          '--pack-destination',
+          dir,
+        ]);
+        return join(dir, (JSON.parse(stdout) as { filename: string }[])[0]!.filename);
+      };
+      const tarballs = [await pack(), await pack('-w', 'server')];
+      // better-sqlite3 as this checkout has it (its package carries its prebuilt addons, so no
+      // install script needs to run), from the npm cache; React for forge-embed/react, whose
+      // optional peer it is.
+      const versionOf = (name: string) => JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')).version;
+      const sqlite = versionOf('better-sqlite3');
+      writeFileSync(
+        join(dir, 'package.json'),
+        JSON.stringify({ name: 'consumer', private: true, type: 'module', overrides: { 'better-sqlite3': sqlite } }),
+      );
+      await run(
+        'npm',
+        [
+          'install',
+          '--prefer-offline',
+          '--ignore-scripts',
+          '--no-audit',
+          '--no-fund',
+          '--loglevel=error',
+          ...tarballs,
+          `react@${versionOf('react')}`,
+        ],
+        { cwd: dir },
+      );
+
+      const specifiers = (name: string, exports: Record<string, unknown>) =>
+        Object.keys(exports).map((entry) => (entry === '.' ? name : `${name}/${entry.slice(2)}`));
+      const script = `
+          for (const specifier of ${JSON.stringify([
+            ...specifiers('forge-embed', exportsMap),
+            ...specifiers('forge-embed-service', servicePkg.exports),
+          ])}) {
+            await import(specifier, specifier.endsWith('.json') ? { with: { type: 'json' } } : undefined);
+          }
+          const { startService } = await import('forge-embed-service');
+          const service = await startService({ port: 0, db: ':memory:' });
+          const health = await fetch(service.url + '/healthz');
+          await service.close();
+          console.log(health.status);`;
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: dir });
+      assert.equal(stdout.trim(), '200');
+      const help = await run(join(dir, 'node_modules/.bin/forge-service'), ['--help'], { cwd: dir });
+      assert.match(help.stdout, /FORGE_ALLOWED_ORIGINS/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

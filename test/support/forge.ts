@@ -11,8 +11,12 @@ const forge = <T>(action: string, args: Record<string, unknown> = {}) =>
 export const STRIPE_TO_SLACK = { id: '64b14ff1704e5bc1057506db', name: 'Post new Stripe payments to Slack' };
 export const HUBSPOT_TO_SLACK = { id: '64b1d6aac655b8a937b7db20', name: 'Announce won HubSpot deals in Slack' };
 
-/** `apiBase`: the local service itself; `faultyBase`: the same service behind a fault-injecting proxy. */
-export const serviceInfo = () => forge<{ apiBase: string; faultyBase: string }>('info');
+/**
+ * `apiBase`: the local service itself; `faultyBase`: the same service behind a fault-injecting
+ * proxy; `refusingBase`: a service that allows no page's origin; `deadBase`: where nothing listens.
+ */
+export const serviceInfo = () =>
+  forge<{ apiBase: string; faultyBase: string; refusingBase: string; deadBase: string }>('info');
 
 /** Creates a fresh end user and answers its id. */
 export const createUser = (name?: string) => forge<string>('createUser', { name });
