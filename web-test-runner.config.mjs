@@ -146,7 +146,7 @@ const forgeCommands = {
         // `revoked`: one the apps refuse (the sandbox answers 401 to a token that starts so).
         for (const integration of args.integrations) {
           const accessToken = `${args.revoked ? 'revoked' : 'test'}-${integration}`;
-          await service.store.saveCredential(
+          await service.store.credentials.save(
             args.userId,
             integration,
             service.secrets.seal({ kind: 'oauth2', accessToken }),

@@ -49,19 +49,19 @@ try {
     const secrets = SecretBox.open(db);
     for (const workflow of [parent!, second!]) {
       for (const { name } of workflow.integrations) {
-        await store.saveCredential(userId, name, secrets.seal({ kind: 'compare' }));
+        await store.credentials.save(userId, name, secrets.seal({ kind: 'compare' }));
       }
-      childIds.push((await store.createChild(userId, workflow.workflowId, {})).id);
+      childIds.push((await store.children.create(userId, workflow.workflowId, {})).id);
     }
     const started = new Date(Date.now() - 60_000);
-    await store.insertExecution(childIds[0]!, {
+    await store.logs.insertExecution(childIds[0]!, {
       executionId: '00000000-0000-4000-8000-000000000001',
       startedAt: started.toISOString(),
       stoppedAt: new Date(started.getTime() + 250).toISOString(),
       finished: true,
       results: [],
     });
-    await store.insertError({
+    await store.logs.insertError({
       workflowId: childIds[0]!,
       executionId: '00000000-0000-4000-8000-000000000001',
       blockId: parent!.blocks[0]!.id,

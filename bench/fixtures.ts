@@ -15,7 +15,7 @@ export async function seedModalUser(dbPath: string): Promise<{ userId: string; p
   const store = await Store.open(dbPath);
   try {
     const secrets = SecretBox.open(dbPath);
-    const userId = await store.createUser('Bench user', 'bench-modal@example.com');
+    const userId = await store.users.create('Bench user', 'bench-modal@example.com');
     for (const integration of parent.integrations.filter(needsCredential)) {
       const secret =
         integration.type === 'oauth2'
@@ -24,9 +24,9 @@ export async function seedModalUser(dbPath: string): Promise<{ userId: string; p
               kind: 'parameters',
               values: Object.fromEntries((integration.requiredParameters ?? []).map((p) => [p.name, 'bench'])),
             };
-      await store.saveCredential(userId, integration.name, secrets.seal(secret));
+      await store.credentials.save(userId, integration.name, secrets.seal(secret));
     }
-    await store.createChild(userId, parent.workflowId, {});
+    await store.children.create(userId, parent.workflowId, {});
     return { userId, parentId: parent.workflowId };
   } finally {
     await store.close();
@@ -76,10 +76,10 @@ export async function seedListUser(dbPath: string, catalogPath: string): Promise
   const parents = new Catalog(catalogPath).list();
   const store = await Store.open(dbPath);
   try {
-    const userId = await store.createUser('Bench user', 'bench-list@example.com');
+    const userId = await store.users.create('Bench user', 'bench-list@example.com');
     await store.transaction(async (tx) => {
       for (const [n, parent] of parents.entries()) {
-        if (n % 10 === 0) await tx.createChild(userId, parent.workflowId, {});
+        if (n % 10 === 0) await tx.children.create(userId, parent.workflowId, {});
       }
     });
     return userId;

@@ -52,14 +52,14 @@ export async function seedLogs(location: string, executions = EXECUTIONS): Promi
   const parent = catalog.list().find((w) => w.blocks.some((b) => b.type === 'condition'))!;
   const store = await Store.open(location);
   try {
-    const userId = await store.createUser('Bench user', 'bench-logs@example.com');
-    const child = await store.createChild(userId, parent.workflowId, {});
+    const userId = await store.users.create('Bench user', 'bench-logs@example.com');
+    const child = await store.children.create(userId, parent.workflowId, {});
     const now = Date.now();
     for (let from = 0; from < executions; from += SEED_BATCH) {
       const entries = Array.from({ length: Math.min(SEED_BATCH, executions - from) }, (_, k) =>
         execution(parent.blocks, now - (from + k) * 60_000, from + k),
       );
-      await store.insertExecutions(child.id, entries);
+      await store.logs.insertExecutions(child.id, entries);
     }
     // What PostgreSQL's autovacuum does after a bulk insert: statistics for the planner and the
     // visibility map that lets the page seek read the index alone.
@@ -171,12 +171,12 @@ export async function benchWebhookRuns(
   let childId: string;
   try {
     const secrets = SecretBox.open(location, env.FORGE_SECRET_KEY);
-    const userId = await store.createUser('Bench webhook user', 'bench-webhook@example.com');
+    const userId = await store.users.create('Bench webhook user', 'bench-webhook@example.com');
     for (const integration of parent.integrations.filter(needsCredential)) {
       const values = Object.fromEntries((integration.requiredParameters ?? []).map((p) => [p.name, 'bench']));
       const secret =
         integration.type === 'oauth2' ? { kind: 'oauth2', accessToken: 'bench-token' } : { kind: 'parameters', values };
-      await store.saveCredential(userId, integration.name, secrets.seal(secret));
+      await store.credentials.save(userId, integration.name, secrets.seal(secret));
     }
     // Every variable the user leaves empty gets a value, as the modal would make them set it.
     const variables = Object.fromEntries(
@@ -189,7 +189,7 @@ export async function benchWebhookRuns(
           ),
         ]),
     );
-    const child = await store.createChild(userId, parent.workflowId, variables);
+    const child = await store.children.create(userId, parent.workflowId, variables);
     childId = child.id;
     token = child.webhookToken;
   } finally {

@@ -172,8 +172,8 @@ async function seedUsers(dbPath: string, integrations: string[]): Promise<string
       // connection beyond the last one it sends.
       const userIds: string[] = [];
       for (let i = 0; i < 1 + INSTALLS + 2 * THROUGHPUT_CONNECTIONS; i++) {
-        const userId = await tx.createUser(`Bench user ${i}`, `bench-${i}@example.com`);
-        for (const name of integrations) await tx.saveCredential(userId, name, secrets.seal({ kind: 'bench' }));
+        const userId = await tx.users.create(`Bench user ${i}`, `bench-${i}@example.com`);
+        for (const name of integrations) await tx.credentials.save(userId, name, secrets.seal({ kind: 'bench' }));
         userIds.push(userId);
       }
       return userIds;

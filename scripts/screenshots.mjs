@@ -143,7 +143,7 @@ const token = (await api('GET', `/user/${userId}/token`)).token;
 // Ben: Slack and Stripe connected, payments posted to Slack (the modal's settings, its done view).
 const ben = (await api('POST', '/user', { name: 'Ben Okafor', email: 'ben@example.com' })).userId;
 for (const integration of ['slack', 'stripe']) {
-  await service.store.saveCredential(ben, integration, service.secrets.seal({ kind: 'oauth2', accessToken: 'ok' }));
+  await service.store.credentials.save(ben, integration, service.secrets.seal({ kind: 'oauth2', accessToken: 'ok' }));
 }
 await api('POST', `/workflow/${STRIPE_TO_SLACK}/install`, {}, (await api('GET', `/user/${ben}/token`)).token);
 const users = { ada: userId, ben };
@@ -153,7 +153,7 @@ for (const [integration, accessToken] of [
   ['mailchimp', 'mailchimp-token'],
   ['stripe', 'stripe-token'],
 ]) {
-  await service.store.saveCredential(userId, integration, service.secrets.seal({ kind: 'oauth2', accessToken }));
+  await service.store.credentials.save(userId, integration, service.secrets.seal({ kind: 'oauth2', accessToken }));
 }
 const install = async (parentId, variables) =>
   (await api('POST', `/workflow/${parentId}/install`, variables ? { variables } : {}, token)).workflowId;

@@ -99,20 +99,20 @@ export class AuthKeys {
     }
     // Only a hash of the key is stored: the database alone lets nobody call the service.
     // Older versions stored the key itself; it is replaced by its hash (and shown once more).
-    const legacyKey = await store.getSetting('apiKey');
+    const legacyKey = await store.settings.get('apiKey');
     if (legacyKey !== undefined) {
       await store.transaction(async (tx) => {
-        await tx.setSetting('apiKeyHash', digest(legacyKey).toString('hex'));
-        await tx.deleteSetting('apiKey');
+        await tx.settings.set('apiKeyHash', digest(legacyKey).toString('hex'));
+        await tx.settings.delete('apiKey');
       });
     }
     let apiKey = configuredKey ?? legacyKey;
-    let storedHash = await store.getSetting('apiKeyHash');
+    let storedHash = await store.settings.get('apiKeyHash');
     let generated = apiKey === undefined && storedHash === undefined;
     if (generated) {
       const candidate = generateApiKey();
       // Of instances starting together on an empty database, the first key stored wins; the others say nothing of a key.
-      storedHash = await store.addSetting('apiKeyHash', digest(candidate).toString('hex'));
+      storedHash = await store.settings.add('apiKeyHash', digest(candidate).toString('hex'));
       generated = storedHash === digest(candidate).toString('hex');
       apiKey = generated ? candidate : undefined;
     }
@@ -134,7 +134,7 @@ export class AuthKeys {
     // so that it is what this rotation retires (and a later start does not make it current again).
     await ensureSigningKey(store, secrets, clock);
     const dropped = await dropExpiredKeys(store, clock);
-    const retired = (await store.listSigningKeys()).filter((k) => k.retiredAt === null).map((k) => k.kid);
+    const retired = (await store.signingKeys.list()).filter((k) => k.retiredAt === null).map((k) => k.kid);
     const kid = await addNewKey(store, secrets, clock);
     return { kid, retired, dropped };
   }
@@ -145,7 +145,7 @@ export class AuthKeys {
    */
   async jwks(): Promise<{ keys: JWK[] }> {
     const keptSince = this.clock.now() - RETIRED_KEY_KEPT_SECONDS * 1000;
-    const keys = this.noteRing(await this.store.listSigningKeys()).filter(
+    const keys = this.noteRing(await this.store.signingKeys.list()).filter(
       (k) => k.retiredAt === null || k.retiredAt >= keptSince,
     );
     return {
@@ -162,7 +162,7 @@ export class AuthKeys {
 
   async signUserToken(userId: string, ttlSeconds = MAX_TOKEN_TTL_SECONDS): Promise<string> {
     // Read at every signing, so a rotation on any instance takes effect everywhere at once.
-    const current = this.noteRing(await this.store.listSigningKeys()).find((k) => k.retiredAt === null);
+    const current = this.noteRing(await this.store.signingKeys.list()).find((k) => k.retiredAt === null);
     if (!current) throw new Error('The signing key ring has no current key; run "forge-service rotate-keys".');
     let privateKey = this.signing.get(current.kid);
     if (!privateKey) {
@@ -283,7 +283,7 @@ export class AuthKeys {
   private async verifyingKey(kid: string | undefined): Promise<CryptoKey> {
     const known = kid === undefined ? undefined : this.verifying.get(kid);
     if (known) return known;
-    const row = this.noteRing(await this.store.listSigningKeys()).find((k) => k.kid === kid);
+    const row = this.noteRing(await this.store.signingKeys.list()).find((k) => k.kid === kid);
     if (!row) {
       throw unauthorized('The user token was not signed with a key of this service (kid). Fetch a new one.');
     }
@@ -301,7 +301,7 @@ export class AuthKeys {
 export const RETIRED_KEY_KEPT_SECONDS = MAX_TOKEN_TTL_SECONDS + CLOCK_SKEW_SECONDS;
 
 const dropExpiredKeys = (store: Store, clock: Clock) =>
-  store.dropSigningKeysRetiredBefore(clock.now() - RETIRED_KEY_KEPT_SECONDS * 1000);
+  store.signingKeys.dropRetiredBefore(clock.now() - RETIRED_KEY_KEPT_SECONDS * 1000);
 
 async function addNewKey(store: Store, secrets: SecretBox, clock: Clock, jwk?: JWK): Promise<string> {
   let key = jwk;
@@ -309,7 +309,7 @@ async function addNewKey(store: Store, secrets: SecretBox, clock: Clock, jwk?: J
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     key = { ...(await exportJWK(privateKey)), kid: randomBytes(8).toString('hex') };
   }
-  await store.addSigningKey(key.kid!, secrets.seal(key), clock.now());
+  await store.signingKeys.add(key.kid!, secrets.seal(key), clock.now());
   return key.kid!;
 }
 
@@ -319,12 +319,12 @@ async function addNewKey(store: Store, secrets: SecretBox, clock: Clock, jwk?: J
  * verify; the setting goes.
  */
 async function ensureSigningKey(store: Store, secrets: SecretBox, clock: Clock): Promise<void> {
-  const ring = await store.listSigningKeys();
-  const stored = await store.getSetting('signingKey');
+  const ring = await store.signingKeys.list();
+  const stored = await store.settings.get('signingKey');
   if (stored !== undefined) {
     const legacy = stored.startsWith('{') ? (JSON.parse(stored) as JWK) : secrets.open<JWK>(stored);
     if (!ring.some((k) => k.kid === legacy.kid)) await addNewKey(store, secrets, clock, legacy);
-    await store.deleteSetting('signingKey');
+    await store.settings.delete('signingKey');
   } else if (ring.length === 0) {
     await addNewKey(store, secrets, clock);
   }

@@ -56,7 +56,7 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         for (const channel of ['webhook', 'eventBus']) {
-          this.set({ channel }, (await store.deliveryBacklog(channel)).pending);
+          this.set({ channel }, (await store.deliveries.backlog(channel)).pending);
         }
       },
     });

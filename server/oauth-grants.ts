@@ -34,7 +34,7 @@ export async function openAuthorizeLink(
   store: Store,
   state: string,
 ): Promise<(Flow & { sealedFlow: string | null }) | undefined> {
-  return (await store.markOAuthStateOpened(state)) ? store.getOAuthState(state) : undefined;
+  return (await store.oauth.markStateOpened(state)) ? store.oauth.getState(state) : undefined;
 }
 
 /**
@@ -49,7 +49,7 @@ export async function holdGrant(
   ttlMs = PENDING_GRANT_TTL_MS,
 ): Promise<string> {
   const confirmation = randomBytes(32).toString('base64url');
-  await store.createPendingGrant({
+  await store.oauth.createPendingGrant({
     hash: hash(confirmation),
     userId: flow.userId,
     integration: flow.integration,
@@ -72,7 +72,7 @@ export async function confirmGrant(
   accountOf: (sealedGrant: string) => string | null = () => null,
 ): Promise<string | undefined> {
   return store.transaction(async (tx) => {
-    const pending = await tx.takePendingGrant(hash(confirmation));
+    const pending = await tx.oauth.takePendingGrant(hash(confirmation));
     if (
       !pending ||
       pending.expiresAt < Date.now() ||
@@ -82,6 +82,11 @@ export async function confirmGrant(
     ) {
       return undefined;
     }
-    return tx.saveCredential(pending.userId, pending.integration, pending.sealedGrant, accountOf(pending.sealedGrant));
+    return tx.credentials.save(
+      pending.userId,
+      pending.integration,
+      pending.sealedGrant,
+      accountOf(pending.sealedGrant),
+    );
   });
 }

@@ -56,7 +56,7 @@ export class RateLimiter {
     const windowMs = limit.windowSeconds * 1000;
     const now = this.clock.now();
     const windowStart = now - (now % windowMs);
-    const count = await this.store.countHit(`${action}:${key}`, windowStart);
+    const count = await this.store.rateCounts.countHit(`${action}:${key}`, windowStart);
     if (now - this.lastSweep >= SWEEP_EVERY_MS) await this.sweep(now);
     if (count <= limit.limit) return { allowed: true };
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)) };
@@ -65,7 +65,7 @@ export class RateLimiter {
   private async sweep(now: number): Promise<void> {
     this.lastSweep = now;
     const longest = Math.max(...Object.values(this.limits).map((l) => (l ? l.windowSeconds * 1000 : 0)));
-    await this.store.dropRateCountsBefore(now - longest);
+    await this.store.rateCounts.dropBefore(now - longest);
   }
 }
 

@@ -164,8 +164,8 @@ export async function hostSettingsView(
     errorWebhookSecret: await errorWebhookSecret(store, secrets),
     eventBus: { ...bus, hasAccessKeys: sealedKeys !== null },
     deliveries: {
-      webhook: await store.deliveryBacklog('webhook'),
-      eventBus: await store.deliveryBacklog('eventBus'),
+      webhook: await store.deliveries.backlog('webhook'),
+      eventBus: await store.deliveries.backlog('eventBus'),
     },
   };
 }

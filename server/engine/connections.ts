@@ -55,7 +55,7 @@ export class Connections {
     if (!integration) return { access: undefined };
     const { store, catalog, secrets } = this.options;
     const config = catalog.apps.get(integration) ?? { parameters: [] };
-    const row = await store.getConnection(userId, integration);
+    const row = await store.credentials.getConnection(userId, integration);
     if (!row) {
       // Not connected: the request goes without a credential (the app refuses it, as it should).
       const fixed = config.baseUrl && !config.baseUrl.includes('{{') ? config.baseUrl : undefined;
@@ -105,7 +105,7 @@ export class Connections {
   private async refreshLocked(userId: string, app: OAuthApp, name: string, seen: string): Promise<OAuthCredential> {
     const { store, secrets, env, log } = this.options;
     const decide = async (tx: Store) => {
-      const row = await tx.getConnection(userId, app.integration, { forUpdate: true });
+      const row = await tx.credentials.getConnection(userId, app.integration, { forUpdate: true });
       if (!row) return { outcome: 'gone' as const };
       if (row.status === 'broken') return { outcome: 'broken' as const, message: 'the connection is broken' };
       const current = secrets.open<OAuthCredential>(row.secret);
@@ -115,13 +115,13 @@ export class Connections {
       if (current.accessToken !== seen && unexpired) return { outcome: 'ok' as const, credential: current };
       try {
         const renewed = await refreshCredential(app, env, current);
-        await tx.replaceConnectionSecret(userId, app.integration, secrets.seal(renewed));
+        await tx.credentials.replaceSecret(userId, app.integration, secrets.seal(renewed));
         return { outcome: 'ok' as const, credential: renewed };
       } catch (error) {
         if (!(error instanceof ProviderFailure)) throw error;
         log(`oauth ${app.integration}: refresh for user ${userId} failed: ${error.providerAnswer}`);
         if (error.reason !== 'broken') return { outcome: 'failed' as const, message: error.message };
-        await tx.markConnectionBroken(userId, app.integration);
+        await tx.credentials.markBroken(userId, app.integration);
         return { outcome: 'broken' as const, message: error.message };
       }
     };

@@ -6,7 +6,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { SecretBox } from '../secrets.js';
-import type { PendingDelivery, Store } from '../store/store.js';
+import type { PendingDelivery, Store, StoreTransaction } from '../store/store.js';
 import { sendToEventBus } from './event-bus.js';
 import { type AccessKeys, activeChannels, errorWebhookSigningSecrets, loadHostSettings } from './host-settings.js';
 import { privateTargetReason, publicOnlyLookup } from './public-address.js';
@@ -84,15 +84,15 @@ export class Delivery {
    * Puts an entry in the outbox of every channel that is on. Call it inside the transaction
    * that stores the entry, so the two are saved together or not at all; then `kick()`.
    */
-  async enqueue(entry: ErrorLogEntry, tx: Store): Promise<void> {
+  async enqueue(entry: ErrorLogEntry, tx: StoreTransaction): Promise<void> {
     for (const channel of activeChannels(await loadHostSettings(tx))) {
-      await tx.enqueueDelivery(entry._id, channel, this.clock.now());
+      await tx.deliveries.enqueue(entry._id, channel, this.clock.now());
     }
   }
 
   /** Starts delivering, beginning with whatever waited from before a restart, without waiting out its backoff. */
   async start(): Promise<void> {
-    await this.store.retryDeliveriesNow();
+    await this.store.deliveries.retryNow();
     this.stopWatchingClock = this.clock.onJump(() => this.kick());
     this.kick();
   }
@@ -136,7 +136,7 @@ export class Delivery {
 
   private async scheduleNext(): Promise<void> {
     if (this.shutdown.signal.aborted) return;
-    const next = await this.store.nextDeliveryDueAt();
+    const next = await this.store.deliveries.nextDueAt();
     if (next !== undefined) this.wakeIn(next - this.clock.now());
   }
 
@@ -156,7 +156,11 @@ export class Delivery {
       this.passAgain = false;
       while (!this.shutdown.signal.aborted) {
         const now = this.clock.now();
-        const next = await this.store.leaseNextDelivery(now, this.instanceId, now + this.timeoutMs + LEASE_MARGIN_MS);
+        const next = await this.store.deliveries.leaseNext(
+          now,
+          this.instanceId,
+          now + this.timeoutMs + LEASE_MARGIN_MS,
+        );
         if (!next) break;
         await this.attempt(next);
       }
@@ -178,15 +182,15 @@ export class Delivery {
         await sendToEventBus(settings.eventBus, keys, entry, signal, { allowPrivateTargets: this.allowPrivateTargets });
       }
       // Delivered, or its channel was switched off since: either way it leaves the outbox.
-      await this.store.finishDelivery(entry._id, channel);
+      await this.store.deliveries.finish(entry._id, channel);
       this.metrics?.deliveries.inc({ channel, outcome: 'delivered' });
     } catch (error) {
       // Stopping: the entry stays in the outbox, free for any instance at once.
-      if (this.shutdown.signal.aborted) return this.store.releaseDelivery(entry._id, channel);
+      if (this.shutdown.signal.aborted) return this.store.deliveries.release(entry._id, channel);
       const reason = describe(error, this.timeoutMs, signal);
       this.metrics?.deliveries.inc({ channel, outcome: 'failed' });
       const retryIn = this.backoff(attempts + 1);
-      await this.store.postponeDelivery(entry._id, channel, attempts + 1, this.clock.now() + retryIn, reason);
+      await this.store.deliveries.postpone(entry._id, channel, attempts + 1, this.clock.now() + retryIn, reason);
       this.logger.warn(
         { errorId: entry._id, executionId: entry.executionId, channel, reason, retryInMs: retryIn },
         `delivery of an error entry to the ${channel} failed (${reason}); retry in ${retryIn} ms`,

@@ -157,17 +157,17 @@ export class Engine {
     const { store, instanceId } = this.options;
     const minute = Math.floor(at.getTime() / MINUTE) * MINUTE;
     const due: ChildRow[] = [];
-    for (const parentId of await store.listParentsWithActiveChildren()) {
-      if (this.schedules.get(parentId)?.matches(at)) due.push(...(await store.listActiveChildrenOf(parentId)));
+    for (const parentId of await store.children.listParentsWithActive()) {
+      if (this.schedules.get(parentId)?.matches(at)) due.push(...(await store.children.listActiveOf(parentId)));
     }
     const outcomes: ExecutionOutcome[] = [];
     let claimedElsewhere = 0;
     const next = async (): Promise<void> => {
       const candidate = due.shift();
       if (!candidate || this.shutdown.signal.aborted) return;
-      const child = await store.getChild(candidate.id);
+      const child = await store.children.get(candidate.id);
       if (child?.active) {
-        if (await store.claimScheduledRun(child.id, minute, instanceId))
+        if (await store.scheduleClaims.claim(child.id, minute, instanceId))
           outcomes.push(await this.run(child, { kind: 'schedule', at }));
         else claimedElsewhere++;
       }
@@ -181,7 +181,7 @@ export class Engine {
         `scheduler: minute ${new Date(minute).toISOString()}: ran ${outcomes.length} of ${dueCount} due${claimedElsewhere ? ` (${claimedElsewhere} claimed by another instance)` : ''}`,
       );
     }
-    if (minute % (60 * MINUTE) === 0) await store.dropScheduleClaimsBefore(minute - CLAIMS_KEPT_MINUTES * MINUTE);
+    if (minute % (60 * MINUTE) === 0) await store.scheduleClaims.dropBefore(minute - CLAIMS_KEPT_MINUTES * MINUTE);
     return outcomes;
   }
 
@@ -194,7 +194,7 @@ export class Engine {
   async webhookTarget(
     token: string,
   ): Promise<{ child: ChildRow } | { refused: 'unknown' | 'inactive' | 'no-webhook' | 'parent-removed' }> {
-    const child = await this.options.store.getChildByWebhookToken(token);
+    const child = await this.options.store.children.getByWebhookToken(token);
     if (!child) return { refused: 'unknown' };
     const parent = this.options.catalog.get(child.parentId);
     if (!parent) return { refused: 'parent-removed' };
@@ -273,10 +273,10 @@ export class Engine {
     };
     const error = await store.transaction(async (tx) => {
       // The user may have been deleted (or the workflow removed) while this ran: its logs went with it.
-      if (!(await tx.getChild(child.id))) return undefined;
-      await tx.insertExecution(child.id, execution);
+      if (!(await tx.children.get(child.id))) return undefined;
+      await tx.logs.insertExecution(child.id, execution);
       if (!failure) return undefined;
-      const entry = await tx.insertError({
+      const entry = await tx.logs.insertError({
         workflowId: child.id,
         executionId,
         blockId: failure.block.id,

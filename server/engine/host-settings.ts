@@ -42,7 +42,7 @@ const DEFAULTS: StoredHostSettings = {
 };
 
 export async function loadHostSettings(store: Store): Promise<StoredHostSettings> {
-  const raw = await store.getSetting(SETTINGS_KEY);
+  const raw = await store.settings.get(SETTINGS_KEY);
   if (!raw) return structuredClone(DEFAULTS);
   const parsed = JSON.parse(raw) as StoredHostSettings;
   return { ...DEFAULTS, ...parsed, eventBus: { ...DEFAULTS.eventBus, ...parsed.eventBus } };
@@ -62,8 +62,8 @@ export function activeChannels(settings: StoredHostSettings): Channel[] {
  */
 export async function errorWebhookSecret(store: Store, secrets: SecretBox): Promise<string> {
   const sealed =
-    (await store.getSetting('errorWebhookSecret')) ??
-    (await store.addSetting('errorWebhookSecret', secrets.seal(newWebhookSecret())));
+    (await store.settings.get('errorWebhookSecret')) ??
+    (await store.settings.add('errorWebhookSecret', secrets.seal(newWebhookSecret())));
   return secrets.open<string>(sealed);
 }
 
@@ -85,7 +85,7 @@ interface RetiredSecret {
  */
 export async function errorWebhookSigningSecrets(store: Store, secrets: SecretBox, now: number): Promise<string[]> {
   const current = await errorWebhookSecret(store, secrets);
-  const sealed = await store.getSetting('previousErrorWebhookSecret');
+  const sealed = await store.settings.get('previousErrorWebhookSecret');
   const previous = sealed ? secrets.open<RetiredSecret>(sealed) : undefined;
   return previous && previous.until > now ? [current, previous.secret] : [current];
 }
@@ -104,8 +104,11 @@ export async function rotateErrorWebhookSecret(
   const until = now + graceMs;
   await store.transaction(async (tx) => {
     const current = await errorWebhookSecret(tx, secrets);
-    await tx.setSetting('previousErrorWebhookSecret', secrets.seal({ secret: current, until } satisfies RetiredSecret));
-    await tx.setSetting('errorWebhookSecret', secrets.seal(secret));
+    await tx.settings.set(
+      'previousErrorWebhookSecret',
+      secrets.seal({ secret: current, until } satisfies RetiredSecret),
+    );
+    await tx.settings.set('errorWebhookSecret', secrets.seal(secret));
   });
   return { errorWebhookSecret: secret, previousSecretValidUntil: new Date(until).toISOString() };
 }
@@ -172,7 +175,7 @@ export function applyHostSettingsUpdate(
 }
 
 export async function saveHostSettings(store: Store, settings: StoredHostSettings): Promise<void> {
-  await store.setSetting(SETTINGS_KEY, JSON.stringify(settings));
+  await store.settings.set(SETTINGS_KEY, JSON.stringify(settings));
 }
 
 function applyEventBus(

@@ -85,7 +85,7 @@ async function authenticate(
     );
   }
   if (principal.kind === 'user') {
-    request.tokenUser = await store.getUser(principal.userId);
+    request.tokenUser = await store.users.get(principal.userId);
     if (!request.tokenUser) {
       throw unauthorized('The user of this token no longer exists. Create the user again and fetch a new token.');
     }

@@ -79,7 +79,7 @@ const credentials: RoutePlugin = async (api, deps) => {
         response: { 200: Type.Object({ data: Type.Array(ConnectedIntegrationSchema) }) },
       },
     },
-    async (request) => ({ data: await store.listCredentials(request.principal.userId) }),
+    async (request) => ({ data: await store.credentials.list(request.principal.userId) }),
   );
 
   api.post(
@@ -128,7 +128,7 @@ const credentials: RoutePlugin = async (api, deps) => {
       await limitWrites(userId);
       await verifyKey(integration, app, values);
       const sealed = secrets.seal({ kind: 'parameters', values });
-      const connectedAt = await store.saveCredential(userId, integration.name, sealed);
+      const connectedAt = await store.credentials.save(userId, integration.name, sealed);
       return { integration: integration.name, connectedAt };
     },
   );
@@ -185,7 +185,7 @@ const credentials: RoutePlugin = async (api, deps) => {
       const { userId } = request.principal;
       rateLimited(await limits.hit('oauth', userId), 'This user started too many sign-in windows.');
       const flow: SealedFlow = { codeVerifier: newCodeVerifier(), connection };
-      const { state, expiresAt } = await store.createOAuthState(
+      const { state, expiresAt } = await store.oauth.createState(
         userId,
         integration.name,
         origin,
@@ -345,7 +345,7 @@ const credentials: RoutePlugin = async (api, deps) => {
     },
     async (request, reply) => {
       const { query } = request;
-      const found = await store.takeOAuthState(query.state ?? '');
+      const found = await store.oauth.takeState(query.state ?? '');
       if (!found) return expiredLink(reply);
       const integration = catalog.integrations.get(found.integration);
       let message: OAuthResultMessage;
@@ -434,7 +434,7 @@ export const localProvider: RoutePlugin = async (app, { store, catalog }) => {
     async (request, reply) => {
       const integration = catalog.integrations.get(request.params.integration);
       const { query } = request;
-      if (!integration || !(await store.getOAuthState(query.state ?? ''))) return expiredLink(reply);
+      if (!integration || !(await store.oauth.getState(query.state ?? ''))) return expiredLink(reply);
       const search = new URLSearchParams(query).toString();
       const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${search}`;
       return sendPage(
@@ -470,7 +470,7 @@ export const localProvider: RoutePlugin = async (app, { store, catalog }) => {
       // else would leave the service.
       if (
         !catalog.integrations.get(request.params.integration) ||
-        !(await store.getOAuthState(state)) ||
+        !(await store.oauth.getState(state)) ||
         redirectUri !== `${baseOf(request)}${API_PREFIX}/oauth/callback`
       ) {
         return expiredLink(reply);
@@ -478,7 +478,7 @@ export const localProvider: RoutePlugin = async (app, { store, catalog }) => {
       const target = new URL(redirectUri);
       if (isPlainObject(request.body) && request.body.decision === 'allow') {
         const code = randomBytes(16).toString('base64url');
-        await store.setOAuthCode(state, code);
+        await store.oauth.setCode(state, code);
         target.search = new URLSearchParams({ code, state }).toString();
       } else {
         target.search = new URLSearchParams({ error: 'access_denied', state }).toString();

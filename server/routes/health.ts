@@ -27,7 +27,7 @@ const health: RoutePlugin = async (api, { store, catalog, engine }) => {
     async (request) => {
       const { userId } = request.principal;
       const now = new Date();
-      const rows = await store.listHealth(userId, new Date(now.getTime() - DAY_MS).toISOString());
+      const rows = await store.logs.listHealth(userId, new Date(now.getTime() - DAY_MS).toISOString());
       const workflows: WorkflowHealth[] = rows.map((row) => {
         const block = row.failure && catalog.get(row.parentId)?.blocks.find((b) => b.id === row.failure!.blockId);
         const next = row.active ? engine.nextScheduledRun(row.parentId, now) : undefined;

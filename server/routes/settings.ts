@@ -51,8 +51,8 @@ const settings: RoutePlugin = async (
       await store.transaction(async (tx) => {
         await saveHostSettings(tx, next);
         // A channel switched off takes nothing more, including what was waiting for it.
-        for (const channel of switchedOff) await tx.dropDeliveries(channel);
-        for (const channel of retarget) await tx.retryDeliveriesNow(channel);
+        for (const channel of switchedOff) await tx.deliveries.drop(channel);
+        for (const channel of retarget) await tx.deliveries.retryNow(channel);
       });
       delivery.kick();
       return hostSettingsView(next, store, secrets);

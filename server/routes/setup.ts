@@ -49,10 +49,10 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
       const workflows = workflowId === undefined ? catalog.list(integration) : [catalog.active(workflowId)];
       const offered = new Map(workflows.map((parent) => [parent.workflowId, parent]));
       const base = baseOf(request);
-      const installed = (await store.listChildren(userId))
+      const installed = (await store.children.list(userId))
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));
-      const credentials: Setup['credentials'] = await store.listCredentials(userId);
+      const credentials: Setup['credentials'] = await store.credentials.list(userId);
       // The parents on offer change only with the catalog: their JSON is made once (issue 29);
       // the answer is the text JSON.stringify makes of Setup, field for field in its order.
       const parents = answers.setupParents(

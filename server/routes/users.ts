@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { User } from 'forge-embed/client';
-import { MAX_TOKEN_TTL_SECONDS, type Principal } from '../auth.js';
+import { MAX_TOKEN_TTL_SECONDS } from '../auth.js';
 import { normalizeEmail } from '../email.js';
 import { conflict, notFound, rateLimited } from '../http.js';
 import {
@@ -24,9 +24,9 @@ const emailTaken = (email: string) =>
 
 const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => {
   /** Only the API key, or the token of this very user; anyone else's id is simply not there. */
-  const visibleUser = async (userId: string, principal: Principal, tokenUser?: User) => {
+  const visibleUser = async (userId: string, principal: { kind: string; userId?: string }, tokenUser?: User) => {
     // A user token's own user was read by the credential check a moment ago.
-    const user = tokenUser?._id === userId ? tokenUser : await store.getUser(userId);
+    const user = tokenUser?._id === userId ? tokenUser : await store.users.get(userId);
     if (!user || (principal.kind === 'user' && principal.userId !== userId)) throw noUser(userId);
     return user;
   };
@@ -48,9 +48,10 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
     async (request) => {
       // One API key per service: its users share one count.
       rateLimited(await limits.hit('user', 'apiKey'), 'Too many users were created with this API key.');
-      const email = normalizeEmail(request.body.email);
+      const { body } = request;
+      const email = normalizeEmail(body.email);
       try {
-        return { userId: await store.createUser(request.body.name.trim(), email) };
+        return { userId: await store.users.create(body.name.trim(), email) };
       } catch (error) {
         if (uniqueViolation(error) !== null) throw emailTaken(email);
         throw error;
@@ -68,7 +69,7 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
         response: { 200: Type.Object({ data: Type.Array(UserSchema) }) },
       },
     },
-    async () => ({ data: await store.listUsers() }),
+    async () => ({ data: await store.users.list() }),
   );
 
   api.get(
@@ -86,7 +87,7 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
     async (request) => {
       const user = await visibleUser(request.params.userId, request.principal, request.tokenUser);
       const base = baseOf(request);
-      const workflows = (await store.listChildren(user._id)).map((child) =>
+      const workflows = (await store.children.list(user._id)).map((child) =>
         childSummaryView(
           child,
           parentOf(child, (id) => catalog.get(id)),
@@ -110,11 +111,12 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
       },
     },
     async (request) => {
-      const user = await visibleUser(request.params.userId, request.principal);
-      const email = normalizeEmail(request.body.email);
-      const fullName = request.body.fullName.trim();
+      const user = await visibleUser(request.params.userId, { kind: 'apiKey' });
+      const { body } = request;
+      const email = normalizeEmail(body.email);
+      const fullName = body.fullName.trim();
       try {
-        await store.updateUser(user._id, fullName, email);
+        await store.users.update(user._id, fullName, email);
       } catch (error) {
         if (uniqueViolation(error) !== null) throw emailTaken(email);
         throw error;
@@ -136,7 +138,7 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
     },
     async (request) => {
       const { userId } = request.params;
-      if (!(await store.deleteUser(userId))) throw noUser(userId);
+      if (!(await store.users.delete(userId))) throw noUser(userId);
       return { success: true };
     },
   );
@@ -165,7 +167,7 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
       },
     },
     async (request) => {
-      const user = await visibleUser(request.params.userId, request.principal);
+      const user = await visibleUser(request.params.userId, { kind: 'apiKey' });
       rateLimited(await limits.hit('token', user._id), `Too many tokens were asked for user ${user._id}.`);
       const { expiresIn } = request.query;
       return { token: await authKeys.signUserToken(user._id, expiresIn) };
@@ -184,8 +186,8 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
       },
     },
     async (request) => {
-      const user = await visibleUser(request.params.userId, request.principal);
-      const count = await store.deactivateUserChildren(user._id);
+      const user = await visibleUser(request.params.userId, { kind: 'apiKey' });
+      const count = await store.children.deactivateAllOf(user._id);
       return { message: `Disabled ${count} active workflow${count === 1 ? '' : 's'} of user ${user._id}.` };
     },
   );

@@ -99,7 +99,7 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
     principal: Principal,
     alreadyRead?: { child: ChildRow | undefined },
   ): Promise<{ child: ChildRow; parent: CatalogWorkflow }> => {
-    const child = alreadyRead ? alreadyRead.child : await store.getChild(workflowId);
+    const child = alreadyRead ? alreadyRead.child : await store.children.get(workflowId);
     if (child && (principal.kind === 'apiKey' || child.userId === principal.userId)) {
       return { child, parent: parentOf(child, (id) => catalog.get(id)) };
     }
@@ -192,7 +192,7 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
       if (!parent.blocks.some((b) => b.type === 'webhook')) {
         throw badRequest(`Workflow ${child.id} starts on a schedule; it has no webhook URL to rotate.`);
       }
-      return { webhookUrl: webhookUrl(await store.rotateWebhookToken(child.id), baseOf(request)) };
+      return { webhookUrl: webhookUrl(await store.children.rotateWebhookToken(child.id), baseOf(request)) };
     },
   );
 
@@ -209,7 +209,7 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
     },
     async (request) => {
       const { child } = await childFor(request.params.workflowId, request.principal);
-      await store.deleteChild(child.id);
+      await store.children.delete(child.id);
       return { success: true };
     },
   );
@@ -238,20 +238,21 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
     async (request, reply) => {
       const { userId } = request.principal;
       const parent = catalog.active(request.params.workflowId);
-      const existing = await store.findChild(userId, parent.workflowId);
+      const existing = await store.children.find(userId, parent.workflowId);
       if (existing) {
         throw conflict(
           `This user already has workflow ${parent.workflowId} installed as ${existing.id}; edit that one.`,
           { workflowId: existing.id },
         );
       }
-      const fields = new FieldChecker(request.body);
+      const request_ = request.body;
+      const fields = new FieldChecker(request_);
       const variables: Record<string, VariableValues> = {};
-      for (const [blockId, values] of Object.entries(request.body.variables ?? {})) {
+      for (const [blockId, values] of Object.entries(request_.variables ?? {})) {
         variables[blockId] = checkBlockValues(parent, blockId, values, `body.variables.${blockId}`, fields);
       }
       fields.done();
-      const connected = new Set((await store.listCredentials(userId)).map((c) => c.integration));
+      const connected = new Set((await store.credentials.list(userId)).map((c) => c.integration));
       const missing = parent.integrations.filter((i) => needsCredential(i) && !connected.has(i.name));
       if (missing.length > 0) {
         throw new HttpProblem(
@@ -264,11 +265,11 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
       }
       let child: ChildRow;
       try {
-        child = await store.createChild(userId, parent.workflowId, variables);
+        child = await store.children.create(userId, parent.workflowId, variables);
       } catch (error) {
         // Two installs at once (a double click): the second finds the first's row.
         if (uniqueViolation(error) === null) throw error;
-        const winner = (await store.findChild(userId, parent.workflowId))!;
+        const winner = (await store.children.find(userId, parent.workflowId))!;
         throw conflict(`This workflow is already installed as ${winner.id}.`, { workflowId: winner.id });
       }
       return reply.code(201).send({ workflowId: child.id, active: true });
@@ -292,7 +293,7 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
       },
       async (request) => {
         const { child } = await childFor(request.params.workflowId, request.principal);
-        await store.setChildActive(child.id, active);
+        await store.children.setActive(child.id, active);
         return { activated: active };
       },
     );
@@ -333,9 +334,9 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
       fields.done();
       // Read, merge and write in one transaction, so concurrent saves of different blocks both stay.
       const merged = await store.transaction(async (tx) => {
-        const current = (await tx.getChildForUpdate(child.id))!.variables;
+        const current = (await tx.children.getForUpdate(child.id))!.variables;
         const next = { ...current, [blockId]: { ...current[blockId], ...checked } };
-        await tx.setChildVariables(child.id, next);
+        await tx.children.setVariables(child.id, next);
         return next[blockId]!;
       });
       return blockValuesView(block, merged);
@@ -372,7 +373,7 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
         return { data: [] };
       }
       // The child and the page in one query; the page is answered only if the caller may read it.
-      const read = await store.getChildWithExecutions(workflowId, page, limit, order);
+      const read = await store.logs.getChildWithExecutions(workflowId, page, limit, order);
       await childFor(workflowId, request.principal, { child: read?.child });
       return sendJsonText(reply, executionLogBody(read!.executions));
     },
@@ -391,7 +392,7 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
     },
     async (request) => {
       const { child } = await childFor(request.params.workflowId, request.principal);
-      return { errors: await store.listErrors(child.id) };
+      return { errors: await store.logs.listErrors(child.id) };
     },
   );
 };

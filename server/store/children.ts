@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { VariableValues } from 'forge-embed/client';
 import type { Selectable } from 'kysely';
-import { newId, type StoreClass } from './base.js';
+import { type Connection, type Handle, newId, type TransactionHandle } from './connection.js';
 import type { Tables } from './schema.js';
 
 /** The secret part of a webhook URL: 192 random bits. */
@@ -32,141 +32,142 @@ export const toChild = (row: RawChild): ChildRow => ({
   updatedAt: row.updated_at,
 });
 
-/** Child workflows: a user's install of a parent, its switch, variables and webhook token. */
-export function withChildren<Base extends StoreClass>(base: Base) {
-  return class ChildQueries extends base {
-    async createChild(userId: string, parentId: string, variables: Record<string, VariableValues>): Promise<ChildRow> {
-      const now = new Date().toISOString();
-      const row: RawChild = {
-        id: newId(),
-        user_id: userId,
-        parent_id: parentId,
-        active: 1,
-        variables: JSON.stringify(variables),
-        webhook_token: newWebhookToken(),
-        created_at: now,
-        updated_at: now,
-      };
-      await this.db.insertInto('workflows').values(row).execute();
-      return toChild(row);
-    }
+/**
+ * Child workflows: a user's install of a parent, its switch, variables and webhook token. Made
+ * over a transaction's handle (`H` = TransactionHandle), it also reads a child for update.
+ */
+export class ChildRepository<H extends Handle = Handle> {
+  constructor(private readonly connection: Connection<H>) {}
 
-    async getChild(id: string): Promise<ChildRow | undefined> {
-      const row = await this.db.selectFrom('workflows').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toChild(row);
-    }
+  async create(userId: string, parentId: string, variables: Record<string, VariableValues>): Promise<ChildRow> {
+    const now = new Date().toISOString();
+    const row: RawChild = {
+      id: newId(),
+      user_id: userId,
+      parent_id: parentId,
+      active: 1,
+      variables: JSON.stringify(variables),
+      webhook_token: newWebhookToken(),
+      created_at: now,
+      updated_at: now,
+    };
+    await this.connection.db.insertInto('workflows').values(row).execute();
+    return toChild(row);
+  }
 
-    /**
-     * Reads a child inside a transaction and keeps others from writing it until the transaction
-     * ends, so a read-modify-write loses no concurrent write (PostgreSQL locks the row; SQLite's
-     * one connection already serializes transactions).
-     */
-    async getChildForUpdate(id: string): Promise<ChildRow | undefined> {
-      let query = this.db.selectFrom('workflows').selectAll().where('id', '=', id);
-      if (this.dialect === 'postgres') query = query.forUpdate();
-      const row = await query.executeTakeFirst();
-      return row && toChild(row);
-    }
+  async get(id: string): Promise<ChildRow | undefined> {
+    const row = await this.connection.db.selectFrom('workflows').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toChild(row);
+  }
 
-    async getChildByWebhookToken(token: string): Promise<ChildRow | undefined> {
-      const row = await this.db
-        .selectFrom('workflows')
-        .selectAll()
-        .where('webhook_token', '=', token)
-        .executeTakeFirst();
-      return row && toChild(row);
-    }
+  /**
+   * Reads a child and keeps others from writing it until the transaction ends, so a
+   * read-modify-write loses no concurrent write (PostgreSQL locks the row; SQLite's one connection
+   * already serializes transactions). Only a repository bound to a transaction has it.
+   */
+  async getForUpdate(this: ChildRepository<TransactionHandle>, id: string): Promise<ChildRow | undefined> {
+    const { db, dialect } = this.connection;
+    let query = db.selectFrom('workflows').selectAll().where('id', '=', id);
+    if (dialect === 'postgres') query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    return row && toChild(row);
+  }
 
-    async findChild(userId: string, parentId: string): Promise<ChildRow | undefined> {
-      const row = await this.db
-        .selectFrom('workflows')
-        .selectAll()
-        .where('user_id', '=', userId)
-        .where('parent_id', '=', parentId)
-        .executeTakeFirst();
-      return row && toChild(row);
-    }
+  async getByWebhookToken(token: string): Promise<ChildRow | undefined> {
+    const row = await this.connection.db
+      .selectFrom('workflows')
+      .selectAll()
+      .where('webhook_token', '=', token)
+      .executeTakeFirst();
+    return row && toChild(row);
+  }
 
-    async listChildren(userId: string): Promise<ChildRow[]> {
-      const rows = await this.db
-        .selectFrom('workflows')
-        .selectAll()
-        .where('user_id', '=', userId)
-        .orderBy('created_at')
-        .orderBy('id')
-        .execute();
-      return rows.map(toChild);
-    }
+  /** The child a user installed from a parent, if any. */
+  async find(userId: string, parentId: string): Promise<ChildRow | undefined> {
+    const row = await this.connection.db
+      .selectFrom('workflows')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('parent_id', '=', parentId)
+      .executeTakeFirst();
+    return row && toChild(row);
+  }
 
-    async listActiveChildren(): Promise<ChildRow[]> {
-      const rows = await this.db.selectFrom('workflows').selectAll().where('active', '=', 1).execute();
-      return rows.map(toChild);
-    }
+  /** A user's children, oldest first. */
+  async list(userId: string): Promise<ChildRow[]> {
+    const rows = await this.connection.db
+      .selectFrom('workflows')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toChild);
+  }
 
-    /** Parents that have at least one active child: the only ones a scheduler tick looks at. */
-    async listParentsWithActiveChildren(): Promise<string[]> {
-      const rows = await this.db
-        .selectFrom('workflows')
-        .select('parent_id')
-        .distinct()
-        .where('active', '=', 1)
-        .execute();
-      return rows.map((row) => row.parent_id);
-    }
+  /** Parents that have at least one active child: the only ones a scheduler tick looks at. */
+  async listParentsWithActive(): Promise<string[]> {
+    const rows = await this.connection.db
+      .selectFrom('workflows')
+      .select('parent_id')
+      .distinct()
+      .where('active', '=', 1)
+      .execute();
+    return rows.map((row) => row.parent_id);
+  }
 
-    async listActiveChildrenOf(parentId: string): Promise<ChildRow[]> {
-      const rows = await this.db
-        .selectFrom('workflows')
-        .selectAll()
-        .where('parent_id', '=', parentId)
-        .where('active', '=', 1)
-        .orderBy('created_at')
-        .orderBy('id')
-        .execute();
-      return rows.map(toChild);
-    }
+  async listActiveOf(parentId: string): Promise<ChildRow[]> {
+    const rows = await this.connection.db
+      .selectFrom('workflows')
+      .selectAll()
+      .where('parent_id', '=', parentId)
+      .where('active', '=', 1)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toChild);
+  }
 
-    async setChildActive(id: string, active: boolean): Promise<void> {
-      await this.db
-        .updateTable('workflows')
-        .set({ active: active ? 1 : 0, updated_at: new Date().toISOString() })
-        .where('id', '=', id)
-        .execute();
-    }
+  async setActive(id: string, active: boolean): Promise<void> {
+    await this.connection.db
+      .updateTable('workflows')
+      .set({ active: active ? 1 : 0, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
+  }
 
-    /** Switches off every active workflow of a user; answers how many were on. */
-    async deactivateUserChildren(userId: string): Promise<number> {
-      const result = await this.db
-        .updateTable('workflows')
-        .set({ active: 0, updated_at: new Date().toISOString() })
-        .where('user_id', '=', userId)
-        .where('active', '=', 1)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
-    }
+  /** Switches off every active workflow of a user; answers how many were on. */
+  async deactivateAllOf(userId: string): Promise<number> {
+    const result = await this.connection.db
+      .updateTable('workflows')
+      .set({ active: 0, updated_at: new Date().toISOString() })
+      .where('user_id', '=', userId)
+      .where('active', '=', 1)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
 
-    async setChildVariables(id: string, variables: Record<string, VariableValues>): Promise<void> {
-      await this.db
-        .updateTable('workflows')
-        .set({ variables: JSON.stringify(variables), updated_at: new Date().toISOString() })
-        .where('id', '=', id)
-        .execute();
-    }
+  async setVariables(id: string, variables: Record<string, VariableValues>): Promise<void> {
+    await this.connection.db
+      .updateTable('workflows')
+      .set({ variables: JSON.stringify(variables), updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
+  }
 
-    /** Gives a child a new webhook token; answers it. */
-    async rotateWebhookToken(id: string): Promise<string> {
-      const token = newWebhookToken();
-      await this.db
-        .updateTable('workflows')
-        .set({ webhook_token: token, updated_at: new Date().toISOString() })
-        .where('id', '=', id)
-        .execute();
-      return token;
-    }
+  /** Gives a child a new webhook token; answers it. */
+  async rotateWebhookToken(id: string): Promise<string> {
+    const token = newWebhookToken();
+    await this.connection.db
+      .updateTable('workflows')
+      .set({ webhook_token: token, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
+    return token;
+  }
 
-    async deleteChild(id: string): Promise<boolean> {
-      const result = await this.db.deleteFrom('workflows').where('id', '=', id).executeTakeFirst();
-      return result.numDeletedRows === 1n;
-    }
-  };
+  async delete(id: string): Promise<boolean> {
+    const result = await this.connection.db.deleteFrom('workflows').where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows === 1n;
+  }
 }

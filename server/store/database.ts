@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from './base.js';
+import type { Dialect } from './connection.js';
 import { type PoolOptions, postgresKysely } from './postgres.js';
 import type { Tables } from './schema.js';
 import { sqliteKysely } from './sqlite.js';
@@ -25,14 +25,19 @@ export async function openDatabase(
     : { db: sqliteKysely(location), dialect: 'sqlite' };
 }
 
+/** SQLite's extended result codes for a broken UNIQUE or PRIMARY KEY constraint. */
+const SQLITE_CONSTRAINT_UNIQUE = 2067;
+const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
+
 /**
  * The unique constraint that a write broke, or null when the error is something else: SQLite's
- * codes, or PostgreSQL's SQLSTATE 23505 (unique_violation).
+ * extended result codes (node:sqlite's `errcode`), or PostgreSQL's SQLSTATE 23505
+ * (unique_violation).
  */
 export function uniqueViolation(error: unknown): string | null {
-  const e = error as { code?: string; message?: string; constraint?: string };
+  const e = error as { code?: string; errcode?: number; message?: string; constraint?: string };
   if (e?.code === '23505') return e.constraint ?? e.message ?? '';
-  if (e?.code !== 'SQLITE_CONSTRAINT_UNIQUE' && e?.code !== 'SQLITE_CONSTRAINT_PRIMARYKEY') return null;
+  if (e?.errcode !== SQLITE_CONSTRAINT_UNIQUE && e?.errcode !== SQLITE_CONSTRAINT_PRIMARYKEY) return null;
   return e.message ?? '';
 }
 

@@ -1,7 +1,7 @@
 import type { ErrorKind, ErrorLogEntry, ExecutionLogEntry, WorkflowHealth } from 'forge-embed/client';
-import { type Kysely, type Selectable, sql } from 'kysely';
-import { newId, type StoreClass } from './base.js';
-import { type ChildRow, toChild } from './children.js';
+import { type Selectable, sql } from 'kysely';
+import { type ChildRepository, type ChildRow, toChild } from './children.js';
+import { type Connection, type Handle, inTransaction, newId } from './connection.js';
 import type { Tables } from './schema.js';
 
 /** The hour of an ISO 8601 time, `2026-11-23T11`: what the logs page index counts by. */
@@ -50,184 +50,188 @@ export const ERROR_COLUMNS = [
 ] as const;
 
 /** Execution logs (paged by number, see pageStart) and error logs, and the run health read from both. */
-export function withLogs<Base extends StoreClass>(base: Base) {
-  return class LogQueries extends base {
-    async insertExecution(workflowId: string, entry: ExecutionLogEntry): Promise<void> {
-      await this.insertExecutions(workflowId, [entry]);
-    }
+export class LogRepository {
+  constructor(
+    private readonly connection: Connection,
+    private readonly children: ChildRepository,
+  ) {}
 
-    /** Stores runs of one workflow, and counts them in the hours that index the logs pages. */
-    async insertExecutions(workflowId: string, entries: ExecutionLogEntry[]): Promise<void> {
-      if (entries.length === 0) return;
-      const perHour = new Map<string, number>();
-      for (const entry of entries) {
-        const hour = hourOf(entry.startedAt);
-        perHour.set(hour, (perHour.get(hour) ?? 0) + 1);
-      }
-      await this.transaction(async (tx) => {
-        await tx.db
-          .insertInto('executions')
-          .values(
-            entries.map((entry) => ({
-              id: entry.executionId,
-              workflow_id: workflowId,
-              started_at: entry.startedAt,
-              stopped_at: entry.stoppedAt,
-              finished: entry.finished ? 1 : 0,
-              results: JSON.stringify(entry.results),
-            })),
-          )
-          .execute();
-        await tx.db
-          .insertInto('execution_hours')
-          .values([...perHour].map(([hour, executions]) => ({ workflow_id: workflowId, hour, executions })))
-          .onConflict((oc) =>
-            oc.columns(['workflow_id', 'hour']).doUpdateSet({
-              executions: (eb) => eb('execution_hours.executions', '+', eb.ref('excluded.executions')),
-            }),
-          )
-          .execute();
-      });
-    }
+  async insertExecution(workflowId: string, entry: ExecutionLogEntry): Promise<void> {
+    await this.insertExecutions(workflowId, [entry]);
+  }
 
-    /**
-     * A child workflow with one page of its execution log, newest or oldest first; undefined when
-     * there is no such child. The logs route must know the child (its owner) before it answers,
-     * and reading both in one query spares a round trip to the database on every request.
-     */
-    async getChildWithExecutions(
-      id: string,
-      page: number,
-      limit: number,
-      order: 'asc' | 'desc',
-    ): Promise<{ child: ChildRow; executions: StoredExecution[] } | undefined> {
-      const first = await pageStart(this.db, id, (page - 1) * limit, order);
-      if (!first) {
-        const row = await this.db.selectFrom('workflows').selectAll().where('id', '=', id).executeTakeFirst();
-        return row && { child: toChild(row), executions: [] };
-      }
-      const entries = this.db
-        .selectFrom('executions')
-        .select(['id as x_id', 'started_at as x_started_at', 'stopped_at as x_stopped_at', 'finished', 'results'])
-        .where('workflow_id', '=', id)
-        .where(sql<boolean>`(started_at, id) ${sql.raw(order === 'desc' ? '<=' : '>=')} ${first}`)
-        .orderBy('started_at', order)
-        .orderBy('id', order)
-        .limit(limit);
-      // One row per entry of the page, each with the child's columns; one row with no entry when
-      // the page is empty; none when there is no such child.
-      const rows = await this.db
-        .selectFrom('workflows')
-        .leftJoin(entries.as('x'), (join) => join.onTrue())
-        .selectAll('workflows')
-        .select(['x.x_id', 'x.x_started_at', 'x.x_stopped_at', 'x.finished', 'x.results'])
-        .where('workflows.id', '=', id)
-        .orderBy('x.x_started_at', order)
-        .orderBy('x.x_id', order)
-        .execute();
-      if (rows.length === 0) return undefined;
-      return {
-        child: toChild(rows[0]!),
-        executions: rows
-          .filter((row) => row.x_id !== null)
-          .map((row) => ({
-            executionId: row.x_id!,
-            startedAt: row.x_started_at!,
-            stoppedAt: row.x_stopped_at!,
-            finished: row.finished === 1,
-            resultsJson: row.results!,
+  /** Stores runs of one workflow, and counts them in the hours that index the logs pages. */
+  async insertExecutions(workflowId: string, entries: ExecutionLogEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const perHour = new Map<string, number>();
+    for (const entry of entries) {
+      const hour = hourOf(entry.startedAt);
+      perHour.set(hour, (perHour.get(hour) ?? 0) + 1);
+    }
+    await inTransaction(this.connection, async ({ db }) => {
+      await db
+        .insertInto('executions')
+        .values(
+          entries.map((entry) => ({
+            id: entry.executionId,
+            workflow_id: workflowId,
+            started_at: entry.startedAt,
+            stopped_at: entry.stoppedAt,
+            finished: entry.finished ? 1 : 0,
+            results: JSON.stringify(entry.results),
           })),
-      };
-    }
-
-    async insertError(entry: Omit<ErrorLogEntry, '_id' | 'createdAt' | 'updatedAt' | '__v'>): Promise<ErrorLogEntry> {
-      const now = new Date().toISOString();
-      const row: RawError = {
-        id: newId(),
-        workflow_id: entry.workflowId,
-        execution_id: entry.executionId,
-        block_id: entry.blockId,
-        block_type: entry.blockType,
-        // A message may quote what a remote server sent; PostgreSQL text cannot hold NUL.
-        error: entry.error.replaceAll('\0', '\uFFFD'),
-        kind: entry.kind,
-        created_at: now,
-        updated_at: now,
-        version: 0,
-      };
-      await this.db.insertInto('error_logs').values(row).execute();
-      return toErrorEntry(row);
-    }
-
-    async listErrors(workflowId: string): Promise<ErrorLogEntry[]> {
-      const rows = await this.db
-        .selectFrom('error_logs')
-        .select(ERROR_COLUMNS)
-        .where('workflow_id', '=', workflowId)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
+        )
         .execute();
-      return rows.map(toErrorEntry);
-    }
+      await db
+        .insertInto('execution_hours')
+        .values([...perHour].map(([hour, executions]) => ({ workflow_id: workflowId, hour, executions })))
+        .onConflict((oc) =>
+          oc.columns(['workflow_id', 'hour']).doUpdateSet({
+            executions: (eb) => eb('execution_hours.executions', '+', eb.ref('excluded.executions')),
+          }),
+        )
+        .execute();
+    });
+  }
 
-    /**
-     * The run health of every child workflow of a user, in one query: the latest execution, the
-     * error entry of that execution when it failed, and the failures since `since`. Each subquery
-     * walks one workflow's slice of an index (executions_by_workflow, error_logs_by_workflow), so
-     * the answer stays quick however many runs a workflow has had.
-     */
-    async listHealth(userId: string, since: string): Promise<Array<Omit<WorkflowHealth, 'nextRunAt'>>> {
-      const { rows } = await sql<{
-        id: string;
-        parent_id: string;
-        active: number;
-        run_id: string | null;
-        started_at: string;
-        stopped_at: string;
-        finished: number;
-        kind: ErrorKind | null;
-        error: string;
-        block_id: string;
-        failed_at: string;
-        failed: number;
-      }>`
-        SELECT w.id, w.parent_id, w.active,
-            x.id AS run_id, x.started_at, x.stopped_at, x.finished,
-            e.kind, e.error, e.block_id, e.created_at AS failed_at,
-            CAST((SELECT COUNT(*) FROM error_logs c WHERE c.workflow_id = w.id AND c.created_at >= ${since}) AS INTEGER) AS failed
-          FROM workflows w
-          LEFT JOIN executions x ON x.id = (
-            SELECT id FROM executions WHERE workflow_id = w.id ORDER BY started_at DESC, id DESC LIMIT 1)
-          LEFT JOIN error_logs e ON x.finished = 0 AND e.execution_id = x.id AND e.id = (
-            SELECT id FROM error_logs WHERE workflow_id = w.id ORDER BY created_at DESC, id DESC LIMIT 1)
-          WHERE w.user_id = ${userId}
-          ORDER BY w.created_at, w.id`.execute(this.db);
-      return rows.map((row) => ({
-        workflowId: row.id,
-        parentId: row.parent_id,
-        active: row.active === 1,
-        lastRun: row.run_id
-          ? {
-              executionId: row.run_id,
-              startedAt: row.started_at,
-              stoppedAt: row.stopped_at,
-              finished: row.finished === 1,
-            }
-          : null,
-        failedLast24h: row.failed,
-        failure: row.kind
-          ? { kind: row.kind, error: row.error, blockId: row.block_id, integration: null, createdAt: row.failed_at }
-          : null,
-      }));
+  /**
+   * A child workflow with one page of its execution log, newest or oldest first; undefined when
+   * there is no such child. The logs route must know the child (its owner) before it answers,
+   * and reading both in one query spares a round trip to the database on every request.
+   */
+  async getChildWithExecutions(
+    id: string,
+    page: number,
+    limit: number,
+    order: 'asc' | 'desc',
+  ): Promise<{ child: ChildRow; executions: StoredExecution[] } | undefined> {
+    const { db } = this.connection;
+    const first = await pageStart(db, id, (page - 1) * limit, order);
+    if (!first) {
+      const child = await this.children.get(id);
+      return child && { child, executions: [] };
     }
-  };
+    const entries = db
+      .selectFrom('executions')
+      .select(['id as x_id', 'started_at as x_started_at', 'stopped_at as x_stopped_at', 'finished', 'results'])
+      .where('workflow_id', '=', id)
+      .where(sql<boolean>`(started_at, id) ${sql.raw(order === 'desc' ? '<=' : '>=')} ${first}`)
+      .orderBy('started_at', order)
+      .orderBy('id', order)
+      .limit(limit);
+    // One row per entry of the page, each with the child's columns; one row with no entry when
+    // the page is empty; none when there is no such child.
+    const rows = await db
+      .selectFrom('workflows')
+      .leftJoin(entries.as('x'), (join) => join.onTrue())
+      .selectAll('workflows')
+      .select(['x.x_id', 'x.x_started_at', 'x.x_stopped_at', 'x.finished', 'x.results'])
+      .where('workflows.id', '=', id)
+      .orderBy('x.x_started_at', order)
+      .orderBy('x.x_id', order)
+      .execute();
+    if (rows.length === 0) return undefined;
+    return {
+      child: toChild(rows[0]!),
+      executions: rows
+        .filter((row) => row.x_id !== null)
+        .map((row) => ({
+          executionId: row.x_id!,
+          startedAt: row.x_started_at!,
+          stoppedAt: row.x_stopped_at!,
+          finished: row.finished === 1,
+          resultsJson: row.results!,
+        })),
+    };
+  }
+
+  async insertError(entry: Omit<ErrorLogEntry, '_id' | 'createdAt' | 'updatedAt' | '__v'>): Promise<ErrorLogEntry> {
+    const now = new Date().toISOString();
+    const row: RawError = {
+      id: newId(),
+      workflow_id: entry.workflowId,
+      execution_id: entry.executionId,
+      block_id: entry.blockId,
+      block_type: entry.blockType,
+      // A message may quote what a remote server sent; PostgreSQL text cannot hold NUL.
+      error: entry.error.replaceAll('\0', '\uFFFD'),
+      kind: entry.kind,
+      created_at: now,
+      updated_at: now,
+      version: 0,
+    };
+    await this.connection.db.insertInto('error_logs').values(row).execute();
+    return toErrorEntry(row);
+  }
+
+  async listErrors(workflowId: string): Promise<ErrorLogEntry[]> {
+    const rows = await this.connection.db
+      .selectFrom('error_logs')
+      .select(ERROR_COLUMNS)
+      .where('workflow_id', '=', workflowId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    return rows.map(toErrorEntry);
+  }
+
+  /**
+   * The run health of every child workflow of a user, in one query: the latest execution, the
+   * error entry of that execution when it failed, and the failures since `since`. Each subquery
+   * walks one workflow's slice of an index (executions_by_workflow, error_logs_by_workflow), so
+   * the answer stays quick however many runs a workflow has had.
+   */
+  async listHealth(userId: string, since: string): Promise<Array<Omit<WorkflowHealth, 'nextRunAt'>>> {
+    const { rows } = await sql<{
+      id: string;
+      parent_id: string;
+      active: number;
+      run_id: string | null;
+      started_at: string;
+      stopped_at: string;
+      finished: number;
+      kind: ErrorKind | null;
+      error: string;
+      block_id: string;
+      failed_at: string;
+      failed: number;
+    }>`
+      SELECT w.id, w.parent_id, w.active,
+          x.id AS run_id, x.started_at, x.stopped_at, x.finished,
+          e.kind, e.error, e.block_id, e.created_at AS failed_at,
+          CAST((SELECT COUNT(*) FROM error_logs c WHERE c.workflow_id = w.id AND c.created_at >= ${since}) AS INTEGER) AS failed
+        FROM workflows w
+        LEFT JOIN executions x ON x.id = (
+          SELECT id FROM executions WHERE workflow_id = w.id ORDER BY started_at DESC, id DESC LIMIT 1)
+        LEFT JOIN error_logs e ON x.finished = 0 AND e.execution_id = x.id AND e.id = (
+          SELECT id FROM error_logs WHERE workflow_id = w.id ORDER BY created_at DESC, id DESC LIMIT 1)
+        WHERE w.user_id = ${userId}
+        ORDER BY w.created_at, w.id`.execute(this.connection.db);
+    return rows.map((row) => ({
+      workflowId: row.id,
+      parentId: row.parent_id,
+      active: row.active === 1,
+      lastRun: row.run_id
+        ? {
+            executionId: row.run_id,
+            startedAt: row.started_at,
+            stoppedAt: row.stopped_at,
+            finished: row.finished === 1,
+          }
+        : null,
+      failedLast24h: row.failed,
+      failure: row.kind
+        ? { kind: row.kind, error: row.error, blockId: row.block_id, integration: null, createdAt: row.failed_at }
+        : null,
+    }));
+  }
 }
 
 /**
  * The query that finds a page's first entry (its `started_at` and `id`), for the page to be
  * read from there on; null when the page is past the last entry.
  */
-async function pageStart(db: Kysely<Tables>, workflowId: string, offset: number, order: 'asc' | 'desc') {
+async function pageStart(db: Handle, workflowId: string, offset: number, order: 'asc' | 'desc') {
   // The page's first entry is sought in the index alone (workflow_id, started_at, id): skipped
   // entries cost an index step, never a row read.
   const first = db

@@ -1,35 +1,27 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type Database from 'better-sqlite3';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
 import type { Tables } from './schema.js';
 
-/** Kysely over a SQLite file (or `:memory:`), each SQL text prepared once. */
+/** How long a query waits for another process's write lock on the file before it fails (SQLITE_BUSY). */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Kysely over a SQLite file (or `:memory:`), through Node's own SQLite (`node:sqlite`), so
+ * installing the service compiles nothing; each SQL text prepared once.
+ */
 export function sqliteKysely(path: string): Kysely<Tables> {
   return new Kysely<Tables>({ dialect: new SqliteDialect({ database: preparingOnce(openSqlite(path)) }) });
 }
 
-function openSqlite(path: string): Database.Database {
-  // better-sqlite3 is an optional dependency, so that installing the elements alone never
-  // compiles SQLite; the service says plainly what to do when it is missing.
-  const require = createRequire(import.meta.url);
-  let Driver: typeof Database;
-  try {
-    Driver = require('better-sqlite3');
-  } catch (error) {
-    throw new Error(
-      `The local Forge service needs the better-sqlite3 package, which did not load (${(error as Error).message}). Run "npm install better-sqlite3" and start it again.`,
-    );
-  }
+function openSqlite(path: string): DatabaseSync {
   restrictToOwner(path);
-  const db = new Driver(path);
-  db.pragma('journal_mode = WAL');
+  const db = new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS, enableForeignKeyConstraints: true });
+  db.exec('PRAGMA journal_mode = WAL');
   // Deleted rows are overwritten with zeros, so an erased user's data does not linger in free pages.
-  db.pragma('secure_delete = ON');
+  db.exec('PRAGMA secure_delete = ON');
   // FULL: a write the service answered as saved is on disk even if the process dies next.
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
+  db.exec('PRAGMA synchronous = FULL');
   return db;
 }
 
@@ -54,7 +46,7 @@ const STATEMENT_CACHE_SIZE = 256;
  * is a measurable part of every request (SQLite parses and plans the text each time), and the
  * dialect would prepare again for every query.
  */
-function preparingOnce(db: Database.Database): SqliteDatabase {
+function preparingOnce(db: DatabaseSync): SqliteDatabase {
   const statements = new Map<string, SqliteStatement>();
   return {
     close: () => db.close(),
@@ -66,11 +58,28 @@ function preparingOnce(db: Database.Database): SqliteDatabase {
       const text = query === 'begin' ? 'begin immediate' : query;
       let statement = statements.get(text);
       if (!statement) {
-        statement = db.prepare(text) as unknown as SqliteStatement;
+        statement = asKyselyStatement(db.prepare(text));
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
         statements.set(text, statement);
       }
       return statement;
     },
+  };
+}
+
+/**
+ * A node:sqlite statement in the shape Kysely's SQLite dialect calls (better-sqlite3's): the
+ * parameters come as one array, and `reader` says whether the statement answers rows (a SELECT,
+ * or a write with RETURNING).
+ */
+function asKyselyStatement(statement: StatementSync): SqliteStatement {
+  const params = (parameters: ReadonlyArray<unknown>) => parameters as SQLInputValue[];
+  return {
+    reader: statement.columns().length > 0,
+    // node:sqlite makes rows without a prototype; the store hands rows on as they come (a user
+    // read is the row itself), so they become plain objects, as other drivers give them.
+    all: (parameters) => statement.all(...params(parameters)).map((row) => ({ ...row })),
+    run: (parameters) => statement.run(...params(parameters)),
+    iterate: (parameters) => statement.iterate(...params(parameters)),
   };
 }

@@ -1,19 +1,21 @@
 import { sql } from 'kysely';
-import { StoreBase } from './base.js';
-import { withChildren } from './children.js';
+import { ChildRepository } from './children.js';
+import { type Connection, type Dialect, type Handle, inTransaction, type TransactionHandle } from './connection.js';
+import { CredentialRepository } from './credentials.js';
 import { openDatabase } from './database.js';
-import { withDeliveries } from './deliveries.js';
-import { withLogs } from './logs.js';
-import { withOAuth } from './oauth.js';
+import { DeliveryRepository } from './deliveries.js';
+import { LogRepository } from './logs.js';
+import { OAuthRepository } from './oauth.js';
 import type { PoolOptions } from './postgres.js';
-import { withRateCounts } from './rate-counts.js';
+import { RateCountRepository } from './rate-counts.js';
+import { ScheduleClaimRepository } from './schedule-claims.js';
 import { migrate } from './schema.js';
-import { withSettings } from './settings.js';
-import { withSigningKeys } from './signing-keys.js';
-import { withUsers } from './users.js';
+import { SettingRepository } from './settings.js';
+import { SigningKeyRepository } from './signing-keys.js';
+import { UserRepository } from './users.js';
 
-export { type Dialect, newId } from './base.js';
 export type { ChildRow } from './children.js';
+export { type Dialect, newId } from './connection.js';
 export { databaseUnavailable, describeDatabase, isPostgresUrl, uniqueViolation } from './database.js';
 export type { PendingDelivery } from './deliveries.js';
 export type { StoredExecution } from './logs.js';
@@ -21,23 +23,50 @@ export type { OAuthState, PendingGrant } from './oauth.js';
 export type { SigningKeyRow } from './signing-keys.js';
 
 /**
- * All persistent state of the service: one SQLite file, or a PostgreSQL database. Every method
- * is async and means the same on both backends. The queries live beside this file, one module
- * per concern; `Store` is their sum.
+ * All persistent state of the service: one SQLite file, or a PostgreSQL database. Each concern
+ * is a repository of its own (`store.users`, `store.children`, …, one module beside this file
+ * each) over one shared handle; every method is async and means the same on both backends.
+ * `H` is the handle's kind: a store that `transaction(work)` hands its work is bound to the
+ * transaction (a `StoreTransaction`), and whatever needs one says so by taking that type.
  */
-export class Store extends withRateCounts(
-  withSigningKeys(withDeliveries(withOAuth(withLogs(withChildren(withUsers(withSettings(StoreBase))))))),
-) {
+export class Store<H extends Handle = Handle> {
+  /** The query builder; in a StoreTransaction, the transaction's. */
+  readonly db: H;
+  readonly dialect: Dialect;
+  readonly settings: SettingRepository;
+  readonly users: UserRepository;
+  readonly credentials: CredentialRepository;
+  readonly children: ChildRepository<H>;
+  readonly logs: LogRepository;
+  readonly oauth: OAuthRepository;
+  readonly deliveries: DeliveryRepository;
+  readonly scheduleClaims: ScheduleClaimRepository;
+  readonly signingKeys: SigningKeyRepository;
+  readonly rateCounts: RateCountRepository;
   /** The migrations that opening the database applied (none when it was up to date). */
   migrated: string[] = [];
+
+  constructor(connection: Connection<H>) {
+    this.db = connection.db;
+    this.dialect = connection.dialect;
+    this.settings = new SettingRepository(connection);
+    this.users = new UserRepository(connection);
+    this.credentials = new CredentialRepository(connection);
+    this.children = new ChildRepository(connection);
+    this.logs = new LogRepository(connection, this.children);
+    this.oauth = new OAuthRepository(connection);
+    this.deliveries = new DeliveryRepository(connection);
+    this.scheduleClaims = new ScheduleClaimRepository(connection);
+    this.signingKeys = new SigningKeyRepository(connection);
+    this.rateCounts = new RateCountRepository(connection);
+  }
 
   /**
    * Opens (creating when missing) the database at `location` — a SQLite file, `:memory:`, or a
    * `postgres://` URL — and brings its schema up to date.
    */
   static async open(location: string, pool: PoolOptions = {}): Promise<Store> {
-    const { db, dialect } = await openDatabase(location, pool);
-    const store = new Store(db, dialect);
+    const store = new Store(await openDatabase(location, pool));
     try {
       const { results = [] } = await migrate(store.db, store.dialect);
       store.migrated = results.map((r) => r.migrationName);
@@ -46,6 +75,21 @@ export class Store extends withRateCounts(
       throw error;
     }
     return store;
+  }
+
+  /**
+   * Runs `work` in one transaction: the writes of every repository it makes are saved together
+   * or not at all. `work` gets the store bound to the transaction and must use it, not this
+   * store, for every query (on SQLite the one connection is the transaction's until it ends).
+   * Inside a transaction, runs in it.
+   */
+  async transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    if (this.isTransaction()) return work(this);
+    return inTransaction(this, (tx) => work(new Store(tx)));
+  }
+
+  isTransaction(): this is StoreTransaction {
+    return this.db.isTransaction;
   }
 
   async close(): Promise<void> {
@@ -57,3 +101,6 @@ export class Store extends withRateCounts(
     await sql`SELECT 1`.execute(this.db);
   }
 }
+
+/** The store bound to one transaction: what `store.transaction(work)` hands `work`. */
+export type StoreTransaction = Store<TransactionHandle>;

@@ -102,7 +102,7 @@ export function frameworkPlugin(service) {
     const { userId } = await created.json();
     // Stands in for the OAuth popup and the Stripe key form, which the modal's own tests cover.
     for (const integration of ['stripe', 'slack']) {
-      await service.store.saveCredential(userId, integration, service.secrets.seal({ kind: 'test' }));
+      await service.store.credentials.save(userId, integration, service.secrets.seal({ kind: 'test' }));
     }
     const { token } = await (await api(`/user/${userId}/token`)).json();
     const installed = await api(`/workflow/${STRIPE_TO_SLACK}/install`, {

@@ -62,7 +62,7 @@ describe('POST /credentials/:integration (required parameters)', () => {
     const latest = secretValues();
     await forge.asUser(token, 'POST', `/credentials/${parametersIntegration.name}`, latest);
     assert.equal((await forge.asUser(token, 'GET', '/credentials')).body.data.length, 1);
-    const sealed = (await forge.store.getCredentialSecret(userId, parametersIntegration.name))!;
+    const sealed = (await forge.store.credentials.getSecret(userId, parametersIntegration.name))!;
     assert.deepEqual(forge.service.secrets.open(sealed), { kind: 'parameters', values: latest });
   });
 
@@ -224,7 +224,7 @@ describe('OAuth, end to end over HTTP with the local provider', () => {
     assertTimestamp(confirmed.body.connectedAt);
     assert.deepEqual(await connectedIntegrations(token), [oauthIntegration.name]);
     const grant = forge.service.secrets.open<{ kind: string }>(
-      (await forge.store.getCredentialSecret(userId, oauthIntegration.name))!,
+      (await forge.store.credentials.getSecret(userId, oauthIntegration.name))!,
     );
     assert.equal(grant.kind, 'oauth2');
   });

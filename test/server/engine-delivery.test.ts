@@ -13,7 +13,7 @@ const FAST = { backoff: () => 20 };
 const errorsOf = async (h: Harness, childId: string) =>
   (await h.api<{ errors: ErrorLogEntry[] }>('GET', `/workflow/${childId}/errors`)).body.errors;
 
-const backlog = (h: Harness, channel: 'webhook' | 'eventBus') => h.service.store.deliveryBacklog(channel);
+const backlog = (h: Harness, channel: 'webhook' | 'eventBus') => h.service.store.deliveries.backlog(channel);
 
 describe('host settings', () => {
   let h: Harness;
@@ -83,7 +83,7 @@ describe('host settings', () => {
       hasAccessKeys: true,
     });
     assert.deepEqual(await client.getSettings(), answered);
-    const stored = (await h.service.store.getSetting('hostSettings'))!;
+    const stored = (await h.service.store.settings.get('hostSettings'))!;
     for (const secret of ['AKIDSEALEDKEY', 'very-secret-access-key']) {
       assert.ok(!JSON.stringify(answered).includes(secret), 'the answer holds no key');
       assert.ok(!stored.includes(secret), 'the keys are stored sealed');
@@ -127,7 +127,7 @@ describe('error webhook delivery', () => {
     for (const orderId of [1, 2, 3]) await sendWebhook(h, child, { orderId });
     // Each has failed at least once, and waits.
     await until(async () =>
-      (await h.service.store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).every((d) => d.attempts >= 2),
+      (await h.service.store.deliveries.due(Number.MAX_SAFE_INTEGER, 10)).every((d) => d.attempts >= 2),
     );
     const waiting = await backlog(h, 'webhook');
     assert.equal(waiting.pending, 3);
@@ -188,7 +188,7 @@ test('entries not yet delivered survive a restart and are delivered after it, on
   await first.api('PUT', '/settings', { errorWebhookUrl: receiver.url });
   const child = await (await newUser(first)).install(REFUSE);
   for (const orderId of ['before-1', 'before-2']) await sendWebhook(first, child, { orderId });
-  await until(async () => (await first.service.store.deliveryBacklog('webhook')).lastError !== null);
+  await until(async () => (await first.service.store.deliveries.backlog('webhook')).lastError !== null);
   const ids = (await errorsOf(first, child)).map((e) => e._id).sort();
   await first.close();
 
@@ -264,6 +264,6 @@ describe('event bus delivery', () => {
     assert.equal((await errorsOf(h, child)).length, 1);
     // The entry was stored with no delivery for the bus: nothing can be sent later either.
     assert.equal((await backlog(h, 'eventBus')).pending, 0);
-    assert.equal((await h.service.store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).length, 0);
+    assert.equal((await h.service.store.deliveries.due(Number.MAX_SAFE_INTEGER, 10)).length, 0);
   });
 });

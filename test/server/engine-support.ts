@@ -210,7 +210,7 @@ export async function newUser(h: Harness) {
         );
         const sealed =
           integration.type === 'oauth2' ? { kind: 'oauth2', accessToken: 'access' } : { kind: 'parameters', values };
-        await h.service.store.saveCredential(userId, integration.name, h.service.secrets.seal(sealed));
+        await h.service.store.credentials.save(userId, integration.name, h.service.secrets.seal(sealed));
       }
       const installed = await h.api('POST', `/workflow/${parentId}/install`, variables ? { variables } : {}, token);
       if (installed.status !== 201) throw new Error(`install failed: ${JSON.stringify(installed.body)}`);
@@ -221,7 +221,7 @@ export async function newUser(h: Harness) {
 
 /** POSTs to a child workflow's webhook URL, as a webhook sender would. */
 export async function sendWebhook(h: Harness, childId: string, payload: unknown) {
-  const url = h.service.url + '/forge/2021-12/hooks/' + (await h.service.store.getChild(childId))!.webhookToken;
+  const url = h.service.url + '/forge/2021-12/hooks/' + (await h.service.store.children.get(childId))!.webhookToken;
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },

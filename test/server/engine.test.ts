@@ -123,7 +123,7 @@ describe('a webhook run', () => {
   test('answers 400 to a body that is not a JSON object, and 415 to one that is not JSON', async () => {
     const user = await newUser(h);
     const child = await user.install(REFUSE);
-    const url = `${h.service.url}/forge/2021-12/hooks/${(await h.service.store.getChild(child))!.webhookToken}`;
+    const url = `${h.service.url}/forge/2021-12/hooks/${(await h.service.store.children.get(child))!.webhookToken}`;
     const list = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[1]' });
     assert.equal(list.status, 400);
     assert.match((await list.json()).detail, /JSON object/);
@@ -297,7 +297,7 @@ describe('switching a workflow off stops its runs at once', () => {
     const user = await newUser(h);
     const hook = await user.install(REFUSE);
     const scheduled = await user.install(BALANCE);
-    const token = (await h.service.store.getChild(hook))!.webhookToken;
+    const token = (await h.service.store.children.get(hook))!.webhookToken;
     assert.equal((await h.api('DELETE', `/user/${user.userId}`)).status, 200);
     const response = await fetch(`${h.service.url}/forge/2021-12/hooks/${token}`, { method: 'POST' });
     assert.equal(response.status, 404);

@@ -190,9 +190,9 @@ describe('item 4 and 13: data at rest', () => {
     const legacyKey = generateApiKey();
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     const legacyJwk = { ...(await exportJWK(privateKey)), kid: 'legacy-key' };
-    await first.store.deleteSetting('apiKeyHash');
-    await first.store.setSetting('apiKey', legacyKey);
-    await first.store.setSetting('signingKey', JSON.stringify(legacyJwk));
+    await first.store.settings.delete('apiKeyHash');
+    await first.store.settings.set('apiKey', legacyKey);
+    await first.store.settings.set('signingKey', JSON.stringify(legacyJwk));
     await first.close();
 
     const again = await TestService.start({ db });
@@ -520,10 +520,10 @@ describe('item 7 and 9: the error webhook', () => {
       assert.equal(set.status, 200, set.text);
       await forge.request('POST', hook, { json: {} });
       await eventually(
-        async () => (await forge.store.deliveryBacklog('webhook')).lastError !== null,
+        async () => (await forge.store.deliveries.backlog('webhook')).lastError !== null,
         'the refusal recorded',
       );
-      assert.match((await forge.store.deliveryBacklog('webhook')).lastError!, /private address/);
+      assert.match((await forge.store.deliveries.backlog('webhook')).lastError!, /private address/);
       assert.equal(receiver.requests.length, 0);
     } finally {
       await forge.close();
@@ -553,7 +553,7 @@ describe('item 7 and 9: the error webhook', () => {
       await forge.request('POST', hook, { json: {} });
       await eventually(() => redirecting.requests.length === 1, 'the first attempt');
       await eventually(
-        async () => (await forge.store.deliveryBacklog('webhook')).lastError !== null,
+        async () => (await forge.store.deliveries.backlog('webhook')).lastError !== null,
         'the failure recorded',
       );
       assert.equal(final.requests.length, 0, 'the redirect was followed');

@@ -1,18 +1,15 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
-import type Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { MIGRATIONS } from '../../server/store/schema.js';
+import { sqliteKysely } from '../../server/store/sqlite.js';
 import { Store } from '../../server/store/store.js';
 import { emptyDatabase, sqliteOnly } from './backend.js';
 import { TestService } from './support.js';
-
-const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
 
 /**
  * The schema as the service wrote it before its migrations were versioned by name: each step
@@ -53,9 +50,9 @@ const UNNAMED_STEPS = [
 
 /** A database as the earlier service left it after `steps` steps, with one user's data in it. */
 function earlierDatabase(path: string, steps: number) {
-  const db = new Driver(path);
+  const db = new DatabaseSync(path);
   for (const step of UNNAMED_STEPS.slice(0, steps)) db.exec(step);
-  db.pragma(`user_version = ${steps}`);
+  db.exec(`PRAGMA user_version = ${steps}`);
   const at = '2026-01-01T00:00:00.000Z';
   db.prepare('INSERT INTO users VALUES (?, ?, ?, ?)').run('u1', 'kept@example.com', 'Kept User', at);
   db.prepare('INSERT INTO workflows VALUES (?, ?, ?, 1, ?, ?, ?, ?)').run(
@@ -76,7 +73,7 @@ function earlierDatabase(path: string, steps: number) {
 
 /** Every table's columns, keys and indexes, as SQLite describes them, with the Migrator's own tables left out. */
 function shape(path: string) {
-  const db = new Driver(path, { readonly: true });
+  const db = new DatabaseSync(path, { readOnly: true });
   try {
     const tables = (
       db
@@ -157,7 +154,7 @@ describe('migrations', () => {
 
   test('the first three migrations make the schema the earlier service made', { skip: sqliteOnly }, async () => {
     const three = join(dir, 'three-steps.db');
-    const db = new Kysely({ dialect: new SqliteDialect({ database: new Driver(three) }) });
+    const db = sqliteKysely(three);
     const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
     assert.equal((await migrator.migrateTo(Object.keys(MIGRATIONS)[UNNAMED_STEPS.length - 1]!)).error, undefined);
     await db.destroy();
@@ -169,8 +166,8 @@ describe('migrations', () => {
   test('the migration count is kept where the earlier service looks for it', { skip: sqliteOnly }, async () => {
     const fresh = join(dir, 'fresh.db');
     await (await Store.open(fresh)).close();
-    const db = new Driver(fresh, { readonly: true });
-    assert.equal(db.pragma('user_version', { simple: true }), Object.keys(MIGRATIONS).length);
+    const db = new DatabaseSync(fresh, { readOnly: true });
+    assert.equal(db.prepare('PRAGMA user_version').get()?.user_version, Object.keys(MIGRATIONS).length);
     db.close();
   });
 
@@ -195,7 +192,7 @@ describe('migrations', () => {
           ['kept error'],
         );
         // The steps it lacked were applied: an OAuth flow (step 3) starts and is recorded.
-        assert.ok(await forge.store.createOAuthState('u1', 'slack', 'https://app.example', 60_000));
+        assert.ok(await forge.store.oauth.createState('u1', 'slack', 'https://app.example', 60_000));
       } finally {
         await forge.close();
       }

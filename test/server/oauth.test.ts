@@ -142,7 +142,7 @@ const confirm = (token: string, integration: string, grant: string) =>
   });
 
 const stored = async (userId: string, integration: string) => {
-  const sealed = await forge.store.getCredentialSecret(userId, integration);
+  const sealed = await forge.store.credentials.getSecret(userId, integration);
   return sealed ? forge.service.secrets.open<StoredCredential>(sealed) : undefined;
 };
 
@@ -230,13 +230,13 @@ async function install(user: { token: string }, integration = 'basicco') {
 }
 
 const run = async (childId: string) =>
-  forge.service.engine.run((await forge.store.getChild(childId))!, { kind: 'webhook', body: {} });
+  forge.service.engine.run((await forge.store.children.get(childId))!, { kind: 'webhook', body: {} });
 
 /** Moves the stored token's expiry: the test's stand-in for waiting until it is about to expire. */
 async function expireSoon(userId: string, integration = 'basicco') {
   const credential = (await stored(userId, integration)) as Extract<StoredCredential, { kind: 'oauth2' }>;
   const sealed = forge.service.secrets.seal({ ...credential, expiresAt: Date.now() + 1000 });
-  await forge.store.replaceConnectionSecret(userId, integration, sealed);
+  await forge.store.credentials.replaceSecret(userId, integration, sealed);
   return credential;
 }
 
@@ -288,14 +288,14 @@ describe('tokens stay fresh, exactly once', () => {
     const old = await expireSoon(user.userId);
     assert.equal((await run(child)).execution.finished, true);
     // The old refresh token again: oidc-provider treats the replay as theft and revokes the grant.
-    await forge.store.replaceConnectionSecret(
+    await forge.store.credentials.replaceSecret(
       user.userId,
       'basicco',
       forge.service.secrets.seal({ ...old, expiresAt: Date.now() + 1000 }),
     );
     const failed = await run(child);
     assert.equal(failed.error?.kind, 'connection', JSON.stringify(failed.error));
-    assert.equal((await forge.store.getConnection(user.userId, 'basicco'))?.status, 'broken');
+    assert.equal((await forge.store.credentials.getConnection(user.userId, 'basicco'))?.status, 'broken');
     api.seen.length = 0;
     const refreshes = provider.tokenRequests.refresh_token;
     const again = await run(child);
@@ -305,19 +305,19 @@ describe('tokens stay fresh, exactly once', () => {
     // Connecting again clears it at once.
     const { message } = await popup(user.token, 'basicco');
     assert.equal((await confirm(user.token, 'basicco', message.grant!)).status, 200);
-    assert.equal((await forge.store.getConnection(user.userId, 'basicco'))?.status, 'connected');
+    assert.equal((await forge.store.credentials.getConnection(user.userId, 'basicco'))?.status, 'connected');
     assert.equal((await run(child)).execution.finished, true);
   });
 
   test('a token endpoint that cannot be reached fails the run as the app’s; the refresh token is kept', async () => {
     const user = await forge.newUser();
     const credential = { kind: 'oauth2', accessToken: 'a1', refreshToken: 'r1', expiresAt: Date.now() + 1000 };
-    await forge.store.saveCredential(user.userId, 'downco', forge.service.secrets.seal(credential));
+    await forge.store.credentials.save(user.userId, 'downco', forge.service.secrets.seal(credential));
     const child = await install(user, 'downco');
     const outcome = await run(child);
     assert.equal(outcome.error?.kind, 'app', JSON.stringify(outcome.error));
     assert.match(outcome.error?.error ?? '', /could not renew its access token/);
     assert.deepEqual(await stored(user.userId, 'downco'), credential);
-    assert.equal((await forge.store.getConnection(user.userId, 'downco'))?.status, 'connected');
+    assert.equal((await forge.store.credentials.getConnection(user.userId, 'downco'))?.status, 'connected');
   });
 });

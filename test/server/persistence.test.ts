@@ -58,7 +58,7 @@ describe('a restart on the same database file', () => {
       assert.equal(withOldToken.status, 200);
       assert.deepEqual(withOldToken.body, connected);
       // The sealed values open with the key kept beside the database, readable by its owner only.
-      const sealed = (await second.store.getCredentialSecret(userId, parameters.name))!;
+      const sealed = (await second.store.credentials.getSecret(userId, parameters.name))!;
       assert.deepEqual(second.service.secrets.open(sealed), { kind: 'parameters', values });
       if (BACKEND === 'sqlite') assert.equal(statSync(`${db}.key`).mode & 0o777, 0o600);
     } finally {

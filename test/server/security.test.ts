@@ -74,7 +74,7 @@ async function snapshot() {
       read(`/workflow/${user.childId}`),
       read(`/workflow/${user.childId}/logs`),
       read(`/workflow/${user.childId}/errors`),
-      forge.store.listCredentials(user.userId),
+      forge.store.credentials.list(user.userId),
     ]),
   );
 }

@@ -132,7 +132,7 @@ describe('GET /setup?integration=', () => {
     await withWorkflowSwitchedOff(parent.workflowId, async (other) => {
       const { userId, token } = await other.newUser();
       // A copy made while the parent was still on offer.
-      await other.store.createChild(userId, parent.workflowId, {});
+      await other.store.children.create(userId, parent.workflowId, {});
       assertProblem(await other.asUser(token, 'GET', `/setup?workflowId=${parent.workflowId}`), 404);
       const answer = await other.asUser(token, 'GET', `/setup?integration=${integration}`);
       assertSetup(answer);

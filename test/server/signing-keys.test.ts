@@ -16,13 +16,13 @@ test('two rotations at once leave exactly one current signing key', { skip: over
   const { db, drop } = await testDatabase(join(dir, 'forge.db'));
   const [a, b] = [await Store.open(db), await Store.open(db)];
   try {
-    await a.addSigningKey('k0', 'sealed-0', 1);
+    await a.signingKeys.add('k0', 'sealed-0', 1);
     for (let round = 1; round <= 10; round++) {
       await Promise.all([
-        a.addSigningKey(`a${round}`, 'sealed-a', 1 + round),
-        b.addSigningKey(`b${round}`, 'sealed-b', 1 + round),
+        a.signingKeys.add(`a${round}`, 'sealed-a', 1 + round),
+        b.signingKeys.add(`b${round}`, 'sealed-b', 1 + round),
       ]);
-      const current = (await a.listSigningKeys()).filter((k) => k.retiredAt === null).map((k) => k.kid);
+      const current = (await a.signingKeys.list()).filter((k) => k.retiredAt === null).map((k) => k.kid);
       assert.equal(current.length, 1, `round ${round}: current keys ${current.join(', ')}`);
     }
   } finally {

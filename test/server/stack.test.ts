@@ -208,7 +208,7 @@ describe('the request log', () => {
       assert.equal((await h.api('POST', '/credentials/crm', { apiKey: secretValue }, user.token)).status, 200);
       await h.api('GET', `/user/${user.userId}`, undefined, user.token);
       await h.api('GET', '/user', undefined, `${service.apiKey}x`);
-      const webhookToken = (await service.store.getChild(childId))!.webhookToken;
+      const webhookToken = (await service.store.children.get(childId))!.webhookToken;
       await sendWebhook(h, childId, { amount: 1 });
 
       const log = lines.join('');
@@ -258,7 +258,7 @@ describe('shutdown', () => {
     try {
       const user = await newUser(h);
       const childId = await user.install(PAYMENTS);
-      const hook = `${service.url}/forge/2021-12/hooks/${(await service.store.getChild(childId))!.webhookToken}`;
+      const hook = `${service.url}/forge/2021-12/hooks/${(await service.store.children.get(childId))!.webhookToken}`;
       const inFlight = fetch(hook, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },

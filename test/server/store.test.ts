@@ -21,13 +21,13 @@ test(
   { skip: BACKEND === 'sqlite' ? 'statements are prepared per PostgreSQL connection' : false },
   () =>
     withStore(async (store) => {
-      const userId = await store.createUser('Ada', 'ada@example.com');
-      const child = await store.createChild(userId, 'parent', {});
+      const userId = await store.users.create('Ada', 'ada@example.com');
+      const child = await store.children.create(userId, 'parent', {});
       // Every pooled connection prepares `SELECT * FROM workflows …`, then the table changes
       // under it, as when another instance migrates the database.
-      await Promise.all(Array.from({ length: 10 }, () => store.getChild(child.id)));
+      await Promise.all(Array.from({ length: 10 }, () => store.children.get(child.id)));
       await sql`ALTER TABLE workflows ADD COLUMN added_later text`.execute(store.db);
-      const found = await Promise.all(Array.from({ length: 10 }, () => store.getChild(child.id)));
+      const found = await Promise.all(Array.from({ length: 10 }, () => store.children.get(child.id)));
       assert.deepEqual(
         found.map((c) => c?.id),
         Array.from({ length: 10 }, () => child.id),
@@ -37,36 +37,36 @@ test(
 
 test('a transaction hands its work a whole store, bound to it: writes of several parts commit or roll back together', () =>
   withStore(async (store) => {
-    const userId = await store.createUser('Ada', 'ada@example.com');
+    const userId = await store.users.create('Ada', 'ada@example.com');
     await assert.rejects(
       store.transaction(async (tx) => {
         assert.ok(tx instanceof Store);
         assert.notEqual(tx, store);
-        const child = await tx.createChild(userId, 'parent', {});
-        await tx.setSetting('note', 'kept only with the child');
-        assert.equal((await tx.getChild(child.id))?.id, child.id);
+        const child = await tx.children.create(userId, 'parent', {});
+        await tx.settings.set('note', 'kept only with the child');
+        assert.equal((await tx.children.get(child.id))?.id, child.id);
         throw new Error('undo');
       }),
       /undo/,
     );
-    assert.deepEqual(await store.listChildren(userId), []);
-    assert.equal(await store.getSetting('note'), undefined);
+    assert.deepEqual(await store.children.list(userId), []);
+    assert.equal(await store.settings.get('note'), undefined);
     const childId = await store.transaction(async (tx) => {
-      const child = await tx.createChild(userId, 'parent', {});
-      await tx.setSetting('note', 'kept');
+      const child = await tx.children.create(userId, 'parent', {});
+      await tx.settings.set('note', 'kept');
       // Inside a transaction, a nested one runs in it.
       await tx.transaction(async (inner) => assert.equal(inner, tx));
       return child.id;
     });
-    assert.equal((await store.getChild(childId))?.userId, userId);
-    assert.equal(await store.getSetting('note'), 'kept');
+    assert.equal((await store.children.get(childId))?.userId, userId);
+    assert.equal(await store.settings.get('note'), 'kept');
   }));
 
 test('a child is read with a page of its log, and without one when the page is past the end', () =>
   withStore(async (store) => {
-    const userId = await store.createUser('Ada', 'ada@example.com');
-    const child = await store.createChild(userId, 'parent', {});
-    const other = await store.createChild(userId, 'other', {});
+    const userId = await store.users.create('Ada', 'ada@example.com');
+    const child = await store.children.create(userId, 'parent', {});
+    const other = await store.children.create(userId, 'other', {});
     const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
     const entry = (minute: number) => ({
       executionId: `run-${minute}`,
@@ -75,21 +75,34 @@ test('a child is read with a page of its log, and without one when the page is p
       finished: minute % 2 === 0,
       results: [],
     });
-    await store.insertExecutions(
+    await store.logs.insertExecutions(
       child.id,
       Array.from({ length: 5 }, (_, minute) => entry(minute)),
     );
-    await store.insertExecution(other.id, entry(10));
+    await store.logs.insertExecution(other.id, entry(10));
     const ids = async (page: number, order: 'asc' | 'desc') =>
-      (await store.getChildWithExecutions(child.id, page, 2, order))?.executions.map((e) => e.executionId);
+      (await store.logs.getChildWithExecutions(child.id, page, 2, order))?.executions.map((e) => e.executionId);
     assert.deepEqual(await ids(1, 'desc'), ['run-4', 'run-3']);
     assert.deepEqual(await ids(3, 'desc'), ['run-0']);
     assert.deepEqual(await ids(2, 'asc'), ['run-2', 'run-3']);
     assert.deepEqual(await ids(4, 'asc'), []);
-    const read = await store.getChildWithExecutions(child.id, 1, 1, 'desc');
+    const read = await store.logs.getChildWithExecutions(child.id, 1, 1, 'desc');
     assert.equal(read?.child.id, child.id);
     assert.deepEqual(read?.executions, [
       { executionId: 'run-4', startedAt: at(4), stoppedAt: at(4), finished: true, resultsJson: '[]' },
     ]);
-    assert.equal(await store.getChildWithExecutions('no-such-child', 1, 2, 'desc'), undefined);
+    assert.equal(await store.logs.getChildWithExecutions('no-such-child', 1, 2, 'desc'), undefined);
+  }));
+
+test('a read for update is offered only on a store bound to a transaction', () =>
+  withStore(async (store) => {
+    const userId = await store.users.create('Ada', 'ada@example.com');
+    const child = await store.children.create(userId, 'parent', {});
+    // Checked by the compiler (npm run typecheck): outside a transaction there is nothing to lock for.
+    const outside = () =>
+      // @ts-expect-error: getForUpdate needs `this` to be a ChildRepository over a Transaction.
+      store.children.getForUpdate(child.id);
+    assert.equal(typeof outside, 'function');
+    const locked = await store.transaction((tx) => tx.children.getForUpdate(child.id));
+    assert.equal(locked?.id, child.id);
   }));

@@ -214,7 +214,7 @@ export class TestService {
    * parameters form would (both have their own tests over HTTP).
    */
   async connect(userId: string, integration: string): Promise<void> {
-    await this.store.saveCredential(userId, integration, this.service.secrets.seal({ kind: 'test' }));
+    await this.store.credentials.save(userId, integration, this.service.secrets.seal({ kind: 'test' }));
   }
 
   /** Connects what the parent needs and installs it for the token's user; answers the child id. */
@@ -258,12 +258,12 @@ export class TestService {
         },
       ],
     };
-    await this.store.insertExecution(childId, entry);
+    await this.store.logs.insertExecution(childId, entry);
     return entry;
   }
 
   seedError(childId: string, message = 'The Slack channel does not exist.') {
-    return this.store.insertError({
+    return this.store.logs.insertError({
       workflowId: childId,
       executionId: randomUUID(),
       blockId: sample.otherBlock.id,
@@ -297,7 +297,7 @@ export class TestService {
 
   /** The service's current token-signing key, which the database keeps sealed in its key ring. */
   private async signingJwk(): Promise<JWK> {
-    const current = (await this.store.listSigningKeys()).find((k) => k.retiredAt === null)!;
+    const current = (await this.store.signingKeys.list()).find((k) => k.retiredAt === null)!;
     return { ...this.service.secrets.open<JWK>(current.sealedKey), kid: current.kid };
   }
 

@@ -532,7 +532,7 @@ describe('GET /workflow/:workflowId/logs, deep pages', () => {
     // Stored in shuffled batches, as runs finishing out of order are.
     const shuffled = [...entries].sort((a, b) => (a.executionId < b.executionId ? -1 : 1));
     for (let from = 0; from < shuffled.length; from += 200) {
-      await forge.store.insertExecutions(childId, shuffled.slice(from, from + 200));
+      await forge.store.logs.insertExecutions(childId, shuffled.slice(from, from + 200));
     }
     const ascending = entries
       .sort((a, b) =>

@@ -1,0 +1,106 @@
+import type { Connection } from './connection.js';
+
+export interface ConnectionRow {
+  /** Sealed (server/secrets.ts). */
+  secret: string;
+  status: 'connected' | 'broken';
+}
+
+/** The integration credentials each user has connected, each sealed (server/secrets.ts). */
+export class CredentialRepository {
+  constructor(private readonly connection: Connection) {}
+
+  /**
+   * Stores a user's connection to an integration, replacing the one it had; answers when. It is
+   * `connected` from now on, whatever the one it replaces was.
+   */
+  async save(
+    userId: string,
+    integration: string,
+    sealedSecret: string,
+    account: string | null = null,
+  ): Promise<string> {
+    const connectedAt = new Date().toISOString();
+    await this.connection.db
+      .insertInto('credentials')
+      .values({
+        user_id: userId,
+        integration,
+        secret: sealedSecret,
+        connected_at: connectedAt,
+        status: 'connected',
+        account,
+      })
+      .onConflict((oc) =>
+        oc.columns(['user_id', 'integration']).doUpdateSet({
+          secret: (eb) => eb.ref('excluded.secret'),
+          connected_at: (eb) => eb.ref('excluded.connected_at'),
+          status: 'connected',
+          account: (eb) => eb.ref('excluded.account'),
+        }),
+      )
+      .execute();
+    return connectedAt;
+  }
+
+  async list(userId: string): Promise<Array<{ integration: string; connectedAt: string }>> {
+    return this.connection.db
+      .selectFrom('credentials')
+      .select(['integration', 'connected_at as connectedAt'])
+      .where('user_id', '=', userId)
+      .orderBy('integration')
+      .execute();
+  }
+
+  async getSecret(userId: string, integration: string): Promise<string | undefined> {
+    const row = await this.connection.db
+      .selectFrom('credentials')
+      .select('secret')
+      .where('user_id', '=', userId)
+      .where('integration', '=', integration)
+      .executeTakeFirst();
+    return row?.secret;
+  }
+
+  /**
+   * One connection's row: its sealed secret and status. `forUpdate` locks the row until the
+   * transaction ends (PostgreSQL; SQLite has one writer anyway), so of several instances that
+   * want to refresh the same token, one does and the others read its result.
+   */
+  async getConnection(
+    userId: string,
+    integration: string,
+    { forUpdate = false }: { forUpdate?: boolean } = {},
+  ): Promise<ConnectionRow | undefined> {
+    const query = this.connectionQuery(userId, integration);
+    return (forUpdate && this.connection.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  }
+
+  private connectionQuery(userId: string, integration: string) {
+    return this.connection.db
+      .selectFrom('credentials')
+      .select(['secret', 'status'])
+      .where('user_id', '=', userId)
+      .where('integration', '=', integration);
+  }
+
+  /** A refreshed token replaces the stored one; the connection stays as it was connected. */
+  async replaceSecret(userId: string, integration: string, sealedSecret: string): Promise<void> {
+    await this.connection.db
+      .updateTable('credentials')
+      .set({ secret: sealedSecret })
+      .where('user_id', '=', userId)
+      .where('integration', '=', integration)
+      .execute();
+  }
+
+  /** The provider refused the grant: runs fail at once until the user connects again. */
+  async markBroken(userId: string, integration: string): Promise<void> {
+    await this.connection.db
+      .updateTable('credentials')
+      .set({ status: 'broken' })
+      .where('user_id', '=', userId)
+      .where('integration', '=', integration)
+      .execute();
+  }
+}
