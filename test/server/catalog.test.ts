@@ -65,11 +65,15 @@ describe('a catalog file that is not valid', () => {
       ['--import', 'tsx', 'main.ts', '--port', '0', '--db', ':memory:', '--catalog', broken],
       { cwd: PACKAGE_ROOT, env: { ...process.env, FORGE_LOG: 'off' } },
     ).then(
-      () => ({ code: 0, stderr: '' }),
-      (error: { code: number; stderr: string }) => error,
+      () => ({ code: 0, output: '' }),
+      // The service log (a JSON line on stdout) or the usage message (stderr) says why.
+      (error: { code: number; stdout: string; stderr: string }) => ({
+        code: error.code,
+        output: `${error.stdout}${error.stderr}`,
+      }),
     );
     assert.notEqual(outcome.code, 0);
-    assert.match(outcome.stderr, /workflows\[\d+\]\.blocks\[\d+\]\.parameters\.variables\[1\]\.name: must be string/);
+    assert.match(outcome.output, /workflows\[\d+\]\.blocks\[\d+\]\.parameters\.variables\[1\]\.name: must be string/);
   });
 
   test('names what ties the parts together too: an unknown integration, a duplicate id', async () => {
