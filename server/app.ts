@@ -23,20 +23,23 @@ import routeTable, { type RouteEntry } from './plugins/route-table.js';
 import shutdown from './plugins/shutdown.js';
 import validation from './plugins/validation.js';
 import { RateLimiter, type RateLimits } from './rate-limit.js';
-import type { ServiceDeps } from './routes/context.js';
-import { registerCredentials, registerLocalProvider } from './routes/credentials.js';
-import { registerHealth } from './routes/health.js';
-import { registerHooks } from './routes/hooks.js';
-import { registerMeta, registerProbes } from './routes/meta.js';
-import { registerSettings } from './routes/settings.js';
-import { registerSetup } from './routes/setup.js';
-import { registerUsers } from './routes/users.js';
-import { registerWorkflows } from './routes/workflows.js';
+import type { RoutePlugin, ServiceDeps } from './routes/context.js';
+import credentials, { localProvider } from './routes/credentials.js';
+import health from './routes/health.js';
+import hooks from './routes/hooks.js';
+import meta, { probes } from './routes/meta.js';
+import settings from './routes/settings.js';
+import setup from './routes/setup.js';
+import users from './routes/users.js';
+import workflows from './routes/workflows.js';
 import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { SecretBox } from './secrets.js';
 import type { PoolOptions } from './store/postgres.js';
 import { Store } from './store/store.js';
-import { API_PREFIX } from './views.js';
+import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from './views.js';
+
+/** The service interface's route modules, in the order of the route table and the OpenAPI document. */
+const API_ROUTES: RoutePlugin[] = [users, workflows, credentials, setup, hooks, health, settings, meta];
 
 export type { Access, RouteEntry } from './plugins/route-table.js';
 export { baseOf, type ServiceDeps } from './routes/context.js';
@@ -124,9 +127,6 @@ export interface Service extends ServiceDeps {
   apiKeyGenerated: boolean;
   /** Every route, as Fastify registered it; tests walk it so that no endpoint is left out. */
   routes: RouteEntry[];
-  /** Runs workflows: `engine.tick(date)` runs what is scheduled in that minute. */
-  engine: Engine;
-  delivery: Delivery;
 }
 
 export interface RunningService extends Service {
@@ -153,7 +153,8 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
   // Names this process in the claims and leases it takes, so a row says which instance holds it.
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const deps: ServiceDeps = {
+  // What the route modules are given, but for the engine and delivery, which need some of it first.
+  const base: Omit<ServiceDeps, 'engine' | 'delivery'> = {
     store,
     catalog,
     authKeys,
@@ -172,9 +173,9 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   };
   for (const [name, app] of catalog.apps) {
     if (app.auth?.kind !== 'oauth2') continue;
-    const missing = [app.auth.clientIdEnv, app.auth.clientSecretEnv].filter((variable) => !deps.env[variable]);
+    const missing = [app.auth.clientIdEnv, app.auth.clientSecretEnv].filter((variable) => !base.env[variable]);
     if (missing.length)
-      deps.log(
+      base.log(
         `warning: ${name} can't be connected until ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} set (its OAuth client)`,
       );
   }
@@ -182,7 +183,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     store,
     secrets,
     ...options.delivery,
-    allowPrivateTargets: deps.allowPrivateWebhooks,
+    allowPrivateTargets: base.allowPrivateWebhooks,
     instanceId,
     clock: options.clock,
     logger: logger.child({ component: 'delivery' }),
@@ -195,10 +196,10 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       store,
       catalog,
       secrets,
-      env: deps.env,
-      log: deps.log,
+      env: base.env,
+      log: base.log,
     }),
-    secrets: deps.secrets,
+    secrets,
     delivery,
     env: { SANDBOX_URL: (options.sandboxUrl ?? DEFAULT_SANDBOX_URL).replace(/\/+$/, '') },
     httpTimeoutMs: options.httpTimeoutMs,
@@ -207,6 +208,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     logger: logger.child({ component: 'engine' }),
     metrics,
   });
+  const deps: ServiceDeps = { ...base, engine, delivery };
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -259,27 +261,15 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   await app.register(problems, { logged: !!options.logStream });
   if (options.logStream && options.requestLog !== false) await app.register(requestLog, { stream: options.logStream });
 
-  await app.register(
-    async (api) => {
-      registerUsers(api, deps);
-      registerWorkflows(api, deps);
-      registerCredentials(api, deps);
-      registerSetup(api, deps);
-      registerHooks(api, engine, deps.limits);
-      registerHealth(api, deps, engine);
-      registerSettings(api, deps, delivery);
-      registerMeta(api, deps);
-    },
-    { prefix: API_PREFIX },
-  );
-  registerLocalProvider(app, deps);
-  registerProbes(app, deps);
+  for (const routes of API_ROUTES) await app.register(routes, { ...deps, prefix: API_PREFIX });
+  await app.register(probes, deps);
   // Prometheus text. Not public: the API key, like the rest of the host's operations.
   app.get('/metrics', { config: { access: 'apiKey', probe: true }, schema: { hide: true } }, async (_request, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
+  await app.register(localProvider, { ...deps, prefix: LOCAL_PROVIDER_PREFIX });
 
-  return { ...deps, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries, engine, delivery };
+  return { ...deps, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries };
 }
 
 /** A public URL the redirect URI can be made from: an origin, https except on loopback. */

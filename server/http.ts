@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import type { FastifyError } from 'fastify';
+import type { FastifyError, FastifyReply } from 'fastify';
 import type { FieldError, ProblemDocument } from 'forge-embed/client';
 import { ConflictError, DomainError, InvalidInputError, NotFoundError } from './errors.js';
 import type { Verdict } from './rate-limit.js';
@@ -246,3 +246,11 @@ export const REDIRECT_HEADERS = {
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
 };
+
+/**
+ * Sends an answer that is already JSON text (GET logs' body, spliced from the stored results).
+ * The route's schema still describes it, but its type is that of the parsed value, not of text.
+ */
+export function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json);
+}

@@ -1,16 +1,19 @@
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 
 /**
  * The shapes of the service interface, once: every route's request and response schemas are
  * made of these. Fastify validates requests and serializes responses with them, and the OpenAPI
  * document (GET /forge/2021-12/openapi.json, docs/openapi.json) is generated from them, so the
  * description and the service cannot drift. The TypeScript side of the same shapes is
- * `forge-embed/client` (src/api/types.ts), which the elements and the client use.
+ * `forge-embed/client` (src/api/types.ts), which the elements and the client use; the compiler
+ * holds the two equal (server/wire-shapes.ts).
  */
 
 /** A shared schema: registered once with `app.addSchema`, referred to by `$ref` everywhere else. */
 const shared = <T extends TSchema>(id: string, schema: T) => ({ ...schema, $id: id }) as T & { $id: string };
-export const ref = (schema: { $id: string }) => Type.Unsafe({ $ref: `${schema.$id}#` });
+/** A `$ref` to a shared schema: only the reference is written, but it has the schema's type. */
+export const ref = <T extends TSchema & { $id: string }>(schema: T) =>
+  Type.Unsafe<Static<T>>({ $ref: `${schema.$id}#` });
 
 const Id = (description: string) => Type.String({ description });
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC, millisecond precision.' });
@@ -244,6 +247,34 @@ export const HostSettingsSchema = Type.Object({
   deliveries: Type.Object({ webhook: Backlog, eventBus: Backlog }),
 });
 
+const NullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+/** Fields left out keep their value; `null` clears one. The rules between fields are the domain's (host-settings.ts). */
+export const HostSettingsUpdateSchema = Type.Object(
+  {
+    errorWebhookUrl: Type.Optional(NullableText('An http(s) URL that receives each error log entry.')),
+    eventBus: Type.Optional(
+      Type.Object({
+        enabled: Type.Optional(Type.Boolean()),
+        busName: Type.Optional(NullableText('An EventBridge bus name or ARN.')),
+        region: Type.Optional(NullableText('e.g. eu-west-1')),
+        endpoint: Type.Optional(NullableText('Another EventBridge endpoint (a local stand-in).')),
+        accessKeyId: Type.Optional(NullableText('Stored sealed; never read back.')),
+        secretAccessKey: Type.Optional(NullableText('Stored sealed; never read back.')),
+      }),
+    ),
+  },
+  {
+    description: 'Fields left out keep their value; null clears one.',
+    examples: [
+      {
+        errorWebhookUrl: 'https://example.com/forge-errors',
+        eventBus: { enabled: true, busName: 'default', region: 'eu-west-1', accessKeyId: '…', secretAccessKey: '…' },
+      },
+    ],
+  },
+);
+
 /**
  * The 429 of an operation with a rate limit (see --rate-limits): a problem document, with
  * `Retry-After` saying in how many seconds to try again.
@@ -298,6 +329,24 @@ export const UpdateUserBody = Type.Object(
   { email: Email, fullName: Text(200, 'Must not be empty or hold a NUL character.') },
   { additionalProperties: false, examples: [{ email: 'ada@example.com', fullName: 'Ada Lovelace' }] },
 );
+
+/** Install's answer: the new child workflow, switched on. */
+export const InstallResponseSchema = Type.Object({ workflowId: Type.String(), active: Type.Literal(true) });
+
+/** The values of one variable block after a change. */
+export const SetVariablesResponseSchema = Type.Object({
+  blockId: Type.String(),
+  variables: Type.Array(
+    Type.Object({
+      uuid: Type.String(),
+      name: Type.String(),
+      value: Type.Union([Type.String(), Type.Number()]),
+    }),
+  ),
+});
+
+/** Where the OAuth popup starts. */
+export const OAuthStartSchema = Type.Object({ url: Type.String(), expiresAt: Type.String({ format: 'date-time' }) });
 
 /** The seed's `{message}` and `{success}` answers. */
 export const MessageSchema = Type.Object({ message: Type.String() });

@@ -157,6 +157,22 @@ describe('<forge-config-modal> edit', () => {
     expect(writes(requests)).to.deep.equal([]);
   });
 
+  it('asks for a number where the service would keep the text: "0x10", "1e3" and "+5" are none', async () => {
+    const userId = await connectedUser();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    await el.show();
+    await untilRole(el, 'form', 'Settings');
+    for (const text of ['0x10', '1e3', '+5']) {
+      const requests = await requestsDuring(async () => {
+        fill(el, 'Minimum amount', text);
+        (await untilButton(el, 'Enable workflow')).click();
+        await untilPart(el, 'field-error');
+      });
+      expect(visibleText(el), text).to.include('Minimum amount must be a number.');
+      expect(writes(requests), text).to.deep.equal([]);
+    }
+  });
+
   it('installs once however often the button is pressed', async () => {
     const userId = await connectedUser();
     const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });

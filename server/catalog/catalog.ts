@@ -1,16 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type {
-  Block,
-  Integration,
-  RequiredParameter,
-  Variable,
-  VariableValue,
-  VariableValues,
-} from 'forge-embed/client';
+import type { Block, Integration, Variable, VariableValue, VariableValues } from 'forge-embed/client';
 import { NotFoundError } from '../errors.js';
-import { isPlainObject } from '../validate.js';
 import { type AppConfig, parseAppConfig } from './auth.js';
+import { type CatalogFile, checkCatalogFile } from './schema.js';
 
 /**
  * The host account's parent workflows. A catalog file holds the integrations once and the
@@ -20,10 +13,8 @@ import { type AppConfig, parseAppConfig } from './auth.js';
  *     integrations: [name], blocks: [Block & { integration?: name }] }] }
  *
  * Icons are URLs, or paths relative to the catalog's `icons/` folder, which the service serves
- * itself under `/forge/2021-12/icons/`.
+ * itself under `/forge/2021-12/icons/`. The format is a schema (./schema.ts), checked at start.
  */
-
-const UUID4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 export interface CatalogBlock extends Block {
   /** The integration this block talks to; its icon stands for the block. */
@@ -64,26 +55,8 @@ export class Catalog {
     } catch (error) {
       throw new Error(`Cannot read the catalog ${path}: ${(error as Error).message}`);
     }
-    const problems: string[] = [];
-    const file = isPlainObject(raw) ? raw : {};
-    for (const [i, item] of asArray(file.integrations).entries()) {
-      const integration = parseIntegration(item, `integrations[${i}]`, problems);
-      if (integration) {
-        this.integrations.set(integration.name, integration);
-        this.apps.set(
-          integration.name,
-          parseAppConfig(item as Record<string, unknown>, `integrations[${i}]`, problems),
-        );
-      }
-    }
-    for (const [i, item] of asArray(file.workflows).entries()) {
-      const workflow = this.parseWorkflow(item, `workflows[${i}]`, problems);
-      if (workflow) {
-        if (this.byId.has(workflow.workflowId))
-          problems.push(`workflows[${i}]: duplicate workflowId ${workflow.workflowId}`);
-        this.byId.set(workflow.workflowId, workflow);
-      }
-    }
+    const checked = checkCatalogFile(raw);
+    const problems = 'problems' in checked ? checked.problems : this.load(checked.file);
     if (problems.length > 0) throw new Error(`The catalog ${path} is not valid:\n  ${problems.join('\n  ')}`);
   }
 
@@ -114,90 +87,62 @@ export class Catalog {
     );
   }
 
-  private parseWorkflow(item: unknown, at: string, problems: string[]): CatalogWorkflow | undefined {
-    if (!isPlainObject(item)) return void problems.push(`${at}: must be an object`);
-    const { workflowId, name, description, active = true } = item;
-    if (typeof workflowId !== 'string' || !/^[\w-]{1,64}$/.test(workflowId)) {
-      problems.push(`${at}.workflowId: must be 1 to 64 letters, digits, _ or -`);
+  /**
+   * Takes in a file of the right shape, checking what ties its parts together: the integrations
+   * named exist, and ids and variable names are unique. Answers the problems found.
+   */
+  private load(file: CatalogFile): string[] {
+    const problems: string[] = [];
+    for (const [i, item] of (file.integrations ?? []).entries()) {
+      const { name, displayName, icon, type, requiredParameters } = item;
+      // A parameter's `secret` and `pattern` are the service's (catalog/auth.ts); the elements get the seed's fields.
+      const seed = requiredParameters?.map((p) => ({
+        name: p.name,
+        displayName: p.displayName,
+        description: p.description,
+      }));
+      this.integrations.set(name, { name, displayName, icon, type, ...(seed ? { requiredParameters: seed } : {}) });
+      this.apps.set(name, parseAppConfig(item, `integrations[${i}]`, problems));
     }
-    if (typeof name !== 'string' || !name) problems.push(`${at}.name: required`);
-    const integrations: Integration[] = [];
-    for (const ref of asArray(item.integrations)) {
-      const found = typeof ref === 'string' ? this.integrations.get(ref) : undefined;
-      if (found) integrations.push(found);
-      else problems.push(`${at}.integrations: unknown integration ${JSON.stringify(ref)}`);
-    }
-    const blocks: CatalogBlock[] = [];
-    const ids = new Set<string>();
-    for (const [j, b] of asArray(item.blocks).entries()) {
-      const where = `${at}.blocks[${j}]`;
-      if (!isPlainObject(b)) {
-        problems.push(`${where}: must be an object`);
-        continue;
+    for (const [i, item] of (file.workflows ?? []).entries()) {
+      const at = `workflows[${i}]`;
+      if (this.byId.has(item.workflowId)) problems.push(`${at}: duplicate workflowId ${item.workflowId}`);
+      const integrations: Integration[] = [];
+      for (const name of item.integrations ?? []) {
+        const found = this.integrations.get(name);
+        if (found) integrations.push(found);
+        else problems.push(`${at}.integrations: unknown integration ${JSON.stringify(name)}`);
       }
-      if (typeof b.id !== 'string' || !UUID4.test(b.id)) problems.push(`${where}.id: must be a uuid4`);
-      if (ids.has(b.id as string)) problems.push(`${where}.id: duplicate block id`);
-      ids.add(b.id as string);
-      if (typeof b.name !== 'string' || typeof b.type !== 'string')
-        problems.push(`${where}: name and type are required`);
-      if (b.integration !== undefined && !this.integrations.has(b.integration as string)) {
-        problems.push(`${where}.integration: unknown integration ${JSON.stringify(b.integration)}`);
-      }
-      const parameters = isPlainObject(b.parameters) ? b.parameters : {};
-      if (b.type === 'variables') checkVariables(parameters.variables, `${where}.parameters.variables`, problems);
-      blocks.push({ ...(b as unknown as CatalogBlock), parameters });
+      const ids = new Set<string>();
+      const blocks = (item.blocks ?? []).map((block, j): CatalogBlock => {
+        const where = `${at}.blocks[${j}]`;
+        if (ids.has(block.id)) problems.push(`${where}.id: duplicate block id`);
+        ids.add(block.id);
+        if (block.integration !== undefined && !this.integrations.has(block.integration)) {
+          problems.push(`${where}.integration: unknown integration ${JSON.stringify(block.integration)}`);
+        }
+        const parameters = block.parameters ?? {};
+        if (block.type === 'variables') {
+          const names = new Set<string>();
+          for (const [k, variable] of (parameters.variables ?? []).entries()) {
+            if (names.has(variable.name)) {
+              problems.push(`${where}.parameters.variables[${k}].name: duplicate variable name ${variable.name}`);
+            }
+            names.add(variable.name);
+          }
+        }
+        return { ...block, parameters };
+      });
+      this.byId.set(item.workflowId, {
+        workflowId: item.workflowId,
+        name: item.name,
+        ...(item.description !== undefined ? { description: item.description } : {}),
+        active: item.active !== false,
+        integrations,
+        blocks,
+      });
     }
-    return {
-      workflowId: workflowId as string,
-      name: name as string,
-      ...(typeof description === 'string' ? { description } : {}),
-      active: active !== false,
-      integrations,
-      blocks,
-    };
-  }
-}
-
-function asArray(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
-}
-
-function parseIntegration(item: unknown, at: string, problems: string[]): Integration | undefined {
-  if (!isPlainObject(item)) return void problems.push(`${at}: must be an object`);
-  const { name, displayName, icon, type } = item;
-  for (const [key, value] of Object.entries({ name, displayName, icon, type })) {
-    if (typeof value !== 'string' || !value) problems.push(`${at}.${key}: required string`);
-  }
-  const integration: Integration = {
-    name: name as string,
-    displayName: displayName as string,
-    icon: icon as string,
-    type: type as string,
-  };
-  if (item.requiredParameters !== undefined) {
-    integration.requiredParameters = asArray(item.requiredParameters).map((p, k) => {
-      const ok = isPlainObject(p) && ['name', 'displayName', 'description'].every((key) => typeof p[key] === 'string');
-      if (!ok) problems.push(`${at}.requiredParameters[${k}]: needs name, displayName and description strings`);
-      // `secret` and `pattern` are the service's (catalog/auth.ts); the elements get the seed's fields.
-      const { name, displayName, description } = (p ?? {}) as RequiredParameter;
-      return { name, displayName, description };
-    });
-  }
-  return integration;
-}
-
-function checkVariables(value: unknown, at: string, problems: string[]): void {
-  const names = new Set<string>();
-  for (const [k, v] of asArray(value).entries()) {
-    const variable = v as Variable;
-    if (!isPlainObject(v) || typeof variable.uuid !== 'string' || typeof variable.name !== 'string') {
-      problems.push(`${at}[${k}]: needs uuid and name strings`);
-    } else if (typeof variable.value !== 'string' && typeof variable.value !== 'number') {
-      problems.push(`${at}[${k}].value: must be a string or a number`);
-    } else if (names.has(variable.name)) {
-      problems.push(`${at}[${k}].name: duplicate variable name ${variable.name}`);
-    }
-    names.add(variable?.name);
+    return problems;
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ErrorKind, VariableValues } from 'forge-embed/client';
 import { type CatalogBlock, currentValue } from '../catalog/catalog.js';
+import { asNumber } from '../shared/number.js';
 import { isPlainObject } from '../validate.js';
 import { evaluate, evaluateText, type Scope } from './expressions.js';
 import { type AppAccess, absoluteUrl, mayCarryCredential } from './placement.js';
@@ -96,10 +97,6 @@ export function runnerFor(type: string): BlockRunner {
     );
   };
 }
-
-const NUMERIC = /^\s*-?\d+(\.\d+)?\s*$/;
-const asNumber = (value: unknown) =>
-  typeof value === 'number' ? value : typeof value === 'string' && NUMERIC.test(value) ? Number(value) : undefined;
 
 export const OPERATORS = ['==', '!=', '>', '>=', '<', '<=', 'contains'] as const;
 

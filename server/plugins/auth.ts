@@ -1,4 +1,16 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type {
+  ContextConfigDefault,
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyRequest,
+  FastifyTypeProvider,
+  FastifyTypeProviderDefault,
+  RawRequestDefaultExpression,
+  RawServerBase,
+  RawServerDefault,
+  RouteGenericInterface,
+} from 'fastify';
+import type { FastifyRequestType, ResolveFastifyRequestType } from 'fastify/types/type-provider.js';
 import fp from 'fastify-plugin';
 import type { User } from 'forge-embed/client';
 import type { AuthKeys, Principal } from '../auth.js';
@@ -6,10 +18,31 @@ import { forbidden, unauthorized } from '../http.js';
 import type { Store } from '../store/store.js';
 import type { Access } from './route-table.js';
 
+/**
+ * Who calls a route of this access: a `user` route is called with a user token (so its handler
+ * reads `principal.userId` as is), an `apiKey` route with the API key; `any` and public routes
+ * (and code that does not know the route) get the union.
+ */
+export type PrincipalOf<Config> = Config extends { access: 'user' }
+  ? Extract<Principal, { kind: 'user' }>
+  : Config extends { access: 'apiKey' }
+    ? Extract<Principal, { kind: 'apiKey' }>
+    : Principal;
+
 declare module 'fastify' {
-  interface FastifyRequest {
+  // The type parameters must repeat Fastify's own; `ContextConfig` is the route's `config`.
+  interface FastifyRequest<
+    RouteGeneric extends RouteGenericInterface = RouteGenericInterface,
+    RawServer extends RawServerBase = RawServerDefault,
+    RawRequest extends RawRequestDefaultExpression<RawServer> = RawRequestDefaultExpression<RawServer>,
+    SchemaCompiler extends import('fastify').FastifySchema = import('fastify').FastifySchema,
+    TypeProvider extends FastifyTypeProvider = FastifyTypeProviderDefault,
+    ContextConfig = ContextConfigDefault,
+    Logger extends FastifyBaseLogger = FastifyBaseLogger,
+    RequestType extends FastifyRequestType = ResolveFastifyRequestType<TypeProvider, SchemaCompiler, RouteGeneric>,
+  > {
     /** Who is calling; set before the handler runs on every route that is not public. */
-    principal: Principal;
+    principal: PrincipalOf<ContextConfig>;
     /** The user a user token names, as the credential check read it; undefined for the API key. */
     tokenUser: User | undefined;
   }

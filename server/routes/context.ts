@@ -1,15 +1,19 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AuthKeys } from '../auth.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Clock } from '../clock.js';
+import type { Delivery } from '../engine/delivery.js';
+import type { Engine } from '../engine/engine.js';
 import { originOfHost } from '../http.js';
 import type { RateLimiter } from '../rate-limit.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
 
 /**
- * What every route module is given. It lives apart from server/app.ts, which composes the routes,
- * so that the routes need nothing from the module that registers them.
+ * What every route module is given: each is a `RoutePlugin` registered with these options. It
+ * lives apart from server/app.ts, which composes the routes, so that the routes need nothing
+ * from the module that registers them.
  */
 export interface ServiceDeps {
   store: Store;
@@ -35,6 +39,10 @@ export interface ServiceDeps {
   env: NodeJS.ProcessEnv;
   /** The service's own notes (a provider's refusal, a refresh that failed); never a secret. */
   log: (line: string) => void;
+  /** Runs workflows: `engine.tick(date)` runs what is scheduled in that minute. */
+  engine: Engine;
+  /** Sends error log entries to the host's webhook and event bus. */
+  delivery: Delivery;
 }
 
 /** The OAuth redirect URI a host registers with each provider: `<public url>/forge/2021-12/oauth/callback`. */
@@ -42,6 +50,13 @@ export function redirectUri(deps: Pick<ServiceDeps, 'publicUrl'>, request: Fasti
   const port = (request.server.server.address() as { port?: number } | null)?.port ?? 4010;
   return `${deps.publicUrl ?? `http://localhost:${port}`}/forge/2021-12/oauth/callback`;
 }
+
+/**
+ * A route module: a Fastify plugin given the service's dependencies, whose handlers read their
+ * params, query and body typed from the route's TypeBox schema (and `request.principal` typed
+ * from its `config.access`).
+ */
+export type RoutePlugin = FastifyPluginAsyncTypebox<ServiceDeps>;
 
 /** The origin a caller reached the service at, for the URLs the service hands out. */
 export function baseOf(request: FastifyRequest): string {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Integration, OAuthResultMessage } from 'forge-embed/client';
 import type { AppConfig } from '../catalog/auth.js';
 import { absoluteUrl, placeCredential } from '../engine/placement.js';
@@ -16,15 +16,12 @@ import {
   ProviderFailure,
 } from '../oauth/client.js';
 import { confirmGrant, type Flow, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
-import { ConnectedIntegrationSchema, IntegrationParams, RateLimitedResponse } from '../schemas.js';
+import { ConnectedIntegrationSchema, IntegrationParams, OAuthStartSchema, RateLimitedResponse } from '../schemas.js';
 import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
-import { baseOf, redirectUri, type ServiceDeps } from './context.js';
+import { baseOf, type RoutePlugin, redirectUri } from './context.js';
 
 /** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
-
-type Params = { integration: string };
-type OAuthQuery = { state?: string; code?: string; error?: string; redirect_uri?: string };
 
 const OAuthQuerySchema = Type.Object({
   state: Type.Optional(Type.String({ description: 'The one-time state of the flow.' })),
@@ -54,7 +51,7 @@ export function notConfigured(integration: Integration, variable: string): HttpP
   );
 }
 
-export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): void {
+const credentials: RoutePlugin = async (api, deps) => {
   const { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs, env, log } = deps;
   /** The integration's OAuth client when its catalog entry has an oauth2 `auth`; else the legacy local stand-in. */
   const oauthAppOf = (name: string): OAuthApp | undefined => {
@@ -82,7 +79,7 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
         response: { 200: Type.Object({ data: Type.Array(ConnectedIntegrationSchema) }) },
       },
     },
-    async (request) => ({ data: await store.credentials.list((request.principal as { userId: string }).userId) }),
+    async (request) => ({ data: await store.credentials.list(request.principal.userId) }),
   );
 
   api.post(
@@ -102,7 +99,7 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
       },
     },
     async (request) => {
-      const integration = integrationNamed((request.params as Params).integration);
+      const integration = integrationNamed(request.params.integration);
       if (integration.type === 'oauth2') {
         throw badRequest(
           `${integration.displayName} connects through OAuth: POST ${API_PREFIX}/credentials/${integration.name}/oauth.`,
@@ -127,7 +124,7 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
       }
       fields.onlyKnown(wanted.map((p) => p.name));
       fields.done();
-      const userId = (request.principal as { userId: string }).userId;
+      const { userId } = request.principal;
       await limitWrites(userId);
       await verifyKey(integration, app, values);
       const sealed = secrets.seal({ kind: 'parameters', values });
@@ -145,13 +142,13 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
         tags: ['credentials', 'embed'],
         params: IntegrationParams,
         response: {
-          200: Type.Object({ url: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }),
+          200: OAuthStartSchema,
           429: RateLimitedResponse('sign-in windows started by this user'),
         },
       },
     },
     async (request) => {
-      const integration = integrationNamed((request.params as Params).integration);
+      const integration = integrationNamed(request.params.integration);
       if (integration.type !== 'oauth2') {
         throw badRequest(
           `${integration.displayName} does not use OAuth; POST its required parameters to ${API_PREFIX}/credentials/${integration.name}.`,
@@ -185,7 +182,7 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
         fields.onlyKnown(Object.keys(oauthApp.auth.connectionValues));
         fields.done();
       }
-      const userId = (request.principal as { userId: string }).userId;
+      const { userId } = request.principal;
       rateLimited(await limits.hit('oauth', userId), 'This user started too many sign-in windows.');
       const flow: SealedFlow = { codeVerifier: newCodeVerifier(), connection };
       const { state, expiresAt } = await store.oauth.createState(
@@ -210,12 +207,12 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
     oauthApp: OAuthApp,
     found: Flow & { sealedFlow: string },
     request: FastifyRequest,
+    callback: URLSearchParams,
   ): Promise<OAuthResultMessage> => {
     const displayName = catalog.integrations.get(found.integration)?.displayName ?? found.integration;
     const base = { type: 'forge-oauth', integration: found.integration } as const;
     try {
       const flow = secrets.open<SealedFlow>(found.sealedFlow);
-      const callback = new URLSearchParams(request.query as Record<string, string>);
       const credential = await identify(
         oauthApp,
         await finishAuthorization(oauthApp, env, callback, {
@@ -267,9 +264,9 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
       },
     },
     async (request) => {
-      const integration = integrationNamed((request.params as Params).integration);
-      const { grant } = request.body as { grant: string };
-      const userId = (request.principal as { userId: string }).userId;
+      const integration = integrationNamed(request.params.integration);
+      const { grant } = request.body;
+      const { userId } = request.principal;
       await limitWrites(userId);
       const connectedAt = await confirmGrant(
         store,
@@ -299,7 +296,7 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
       },
     },
     async (request, reply) => {
-      const { state = '' } = request.query as OAuthQuery;
+      const { state = '' } = request.query;
       // The link works once: a second visit (a replay, or an attacker's link opened again) finds nothing.
       const found = await openAuthorizeLink(store, state);
       if (!found) return expiredLink(reply);
@@ -347,14 +344,19 @@ export function registerCredentials(api: FastifyInstance, deps: ServiceDeps): vo
       },
     },
     async (request, reply) => {
-      const query = request.query as OAuthQuery;
+      const { query } = request;
       const found = await store.oauth.takeState(query.state ?? '');
       if (!found) return expiredLink(reply);
       const integration = catalog.integrations.get(found.integration);
       let message: OAuthResultMessage;
       const oauthApp = oauthAppOf(found.integration);
       if (oauthApp && found.sealedFlow) {
-        message = await finishFlow(oauthApp, found as typeof found & { sealedFlow: string }, request);
+        message = await finishFlow(
+          oauthApp,
+          found as typeof found & { sealedFlow: string },
+          request,
+          new URLSearchParams(request.query),
+        );
       } else if (query.error) {
         message = {
           type: 'forge-oauth',
@@ -401,94 +403,90 @@ window.close();
       );
     },
   );
-}
+};
+
+export default credentials;
 
 /**
- * The local OAuth provider, beside the API (under LOCAL_PROVIDER_PREFIX): a consent page for
- * the catalog's OAuth integrations, and the form it posts (the only form body the service reads,
- * hence its own parser in its own scope).
+ * The local OAuth provider, beside the API (registered under LOCAL_PROVIDER_PREFIX): a consent
+ * page for the catalog's OAuth integrations, and the form it posts (the only form body the
+ * service reads, hence its own parser in this plugin's own scope).
  */
-export function registerLocalProvider(app: FastifyInstance, { store, catalog }: ServiceDeps): void {
-  app.register(
-    async (provider) => {
-      provider.addContentTypeParser(
-        'application/x-www-form-urlencoded',
-        { parseAs: 'string', bodyLimit: 10_000 },
-        (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
-      );
+export const localProvider: RoutePlugin = async (app, { store, catalog }) => {
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 10_000 },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  );
 
-      provider.get(
-        '/:integration/authorize',
-        {
-          config: { access: 'public' },
-          schema: {
-            summary: 'The local OAuth provider’s consent page',
-            tags: ['oauth'],
-            params: IntegrationParams,
-            querystring: OAuthQuerySchema,
-            response: { 200: HtmlPage, 400: HtmlPage },
-          },
-        },
-        async (request, reply) => {
-          const integration = catalog.integrations.get((request.params as Params).integration);
-          const query = request.query as OAuthQuery & Record<string, string>;
-          if (!integration || !(await store.oauth.getState(query.state ?? ''))) return expiredLink(reply);
-          const search = new URLSearchParams(query).toString();
-          const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${search}`;
-          return sendPage(
-            reply,
-            200,
-            page(
-              `Allow access to your ${integration.displayName} account?`,
-              `<p>The integration will be able to read and send data on your behalf. This consent page is served by the local Forge service, standing in for ${escapeHtml(integration.displayName)}.</p>
+  app.get(
+    '/:integration/authorize',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'The local OAuth provider’s consent page',
+        tags: ['oauth'],
+        params: IntegrationParams,
+        querystring: OAuthQuerySchema,
+        response: { 200: HtmlPage, 400: HtmlPage },
+      },
+    },
+    async (request, reply) => {
+      const integration = catalog.integrations.get(request.params.integration);
+      const { query } = request;
+      if (!integration || !(await store.oauth.getState(query.state ?? ''))) return expiredLink(reply);
+      const search = new URLSearchParams(query).toString();
+      const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${search}`;
+      return sendPage(
+        reply,
+        200,
+        page(
+          `Allow access to your ${integration.displayName} account?`,
+          `<p>The integration will be able to read and send data on your behalf. This consent page is served by the local Forge service, standing in for ${escapeHtml(integration.displayName)}.</p>
 <form method="post" action="${escapeHtml(action)}">
   <button name="decision" value="allow" class="primary" autofocus>Allow</button>
   <button name="decision" value="deny">Deny</button>
 </form>`,
-            ),
-          );
-        },
-      );
-
-      provider.post(
-        '/:integration/authorize',
-        {
-          config: { access: 'public' },
-          schema: {
-            summary: 'The consent form’s answer: a redirect to the callback with a code, or with access_denied',
-            tags: ['oauth'],
-            params: IntegrationParams,
-            querystring: OAuthQuerySchema,
-            response: { 303: Redirect, 400: HtmlPage },
-          },
-        },
-        async (request, reply) => {
-          const { state = '', redirect_uri: redirectUri = '' } = request.query as OAuthQuery;
-          // Like a real provider, redirect only to the registered callback: a code sent anywhere
-          // else would leave the service.
-          if (
-            !catalog.integrations.get((request.params as Params).integration) ||
-            !(await store.oauth.getState(state)) ||
-            redirectUri !== `${baseOf(request)}${API_PREFIX}/oauth/callback`
-          ) {
-            return expiredLink(reply);
-          }
-          const form = (request.body ?? {}) as Record<string, unknown>;
-          const target = new URL(redirectUri);
-          if (form.decision === 'allow') {
-            const code = randomBytes(16).toString('base64url');
-            await store.oauth.setCode(state, code);
-            target.search = new URLSearchParams({ code, state }).toString();
-          } else {
-            target.search = new URLSearchParams({ error: 'access_denied', state }).toString();
-          }
-          return reply.code(303).headers(REDIRECT_HEADERS).header('Location', target.toString()).send();
-        },
+        ),
       );
     },
-    { prefix: LOCAL_PROVIDER_PREFIX },
   );
-}
+
+  app.post(
+    '/:integration/authorize',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'The consent form’s answer: a redirect to the callback with a code, or with access_denied',
+        tags: ['oauth'],
+        params: IntegrationParams,
+        querystring: OAuthQuerySchema,
+        response: { 303: Redirect, 400: HtmlPage },
+      },
+    },
+    async (request, reply) => {
+      const { state = '', redirect_uri: redirectUri = '' } = request.query;
+      // Like a real provider, redirect only to the registered callback: a code sent anywhere
+      // else would leave the service.
+      if (
+        !catalog.integrations.get(request.params.integration) ||
+        !(await store.oauth.getState(state)) ||
+        redirectUri !== `${baseOf(request)}${API_PREFIX}/oauth/callback`
+      ) {
+        return expiredLink(reply);
+      }
+      const target = new URL(redirectUri);
+      if (isPlainObject(request.body) && request.body.decision === 'allow') {
+        const code = randomBytes(16).toString('base64url');
+        await store.oauth.setCode(state, code);
+        target.search = new URLSearchParams({ code, state }).toString();
+      } else {
+        target.search = new URLSearchParams({ error: 'access_denied', state }).toString();
+      }
+      return reply.code(303).headers(REDIRECT_HEADERS).header('Location', target.toString()).send();
+    },
+  );
+};
 
 /**
  * An API key whose `auth` has a `verify` request is tried before it is stored: an app that

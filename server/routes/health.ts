@@ -1,9 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { WorkflowHealth } from 'forge-embed/client';
-import type { Engine } from '../engine/engine.js';
 import { WorkflowHealthSchema } from '../schemas.js';
-import type { ServiceDeps } from './context.js';
+import type { RoutePlugin } from './context.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -13,7 +11,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * too), so opening the list stays one round trip after the token, and refreshing it is one
  * request however many workflows the user has.
  */
-export function registerHealth(api: FastifyInstance, { store, catalog }: ServiceDeps, engine: Engine): void {
+const health: RoutePlugin = async (api, { store, catalog, engine }) => {
   api.get(
     '/workflow-health',
     {
@@ -27,7 +25,7 @@ export function registerHealth(api: FastifyInstance, { store, catalog }: Service
       },
     },
     async (request) => {
-      const userId = (request.principal as { userId: string }).userId;
+      const { userId } = request.principal;
       const now = new Date();
       const rows = await store.logs.listHealth(userId, new Date(now.getTime() - DAY_MS).toISOString());
       const workflows: WorkflowHealth[] = rows.map((row) => {
@@ -42,4 +40,6 @@ export function registerHealth(api: FastifyInstance, { store, catalog }: Service
       return { workflows };
     },
   );
-}
+};
+
+export default health;

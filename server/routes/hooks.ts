@@ -1,10 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { Engine } from '../engine/engine.js';
 import { badRequest, HttpProblem, notFound, rateLimited } from '../http.js';
-import type { RateLimiter } from '../rate-limit.js';
 import { RateLimitedResponse } from '../schemas.js';
 import { isPlainObject } from '../validate.js';
+import type { RoutePlugin } from './context.js';
 
 /**
  * The webhook of each child workflow whose parent starts on a webhook block. The unguessable
@@ -12,7 +10,7 @@ import { isPlainObject } from '../validate.js';
  * route is public. The run is synchronous: the answer carries the execution's id and whether
  * it finished; a failed run is still a 200 (the webhook was taken), its error is in the logs.
  */
-export function registerHooks(api: FastifyInstance, engine: Engine, limits: RateLimiter): void {
+const hooks: RoutePlugin = async (api, { engine, limits }) => {
   api.post(
     '/hooks/:token',
     {
@@ -31,7 +29,7 @@ export function registerHooks(api: FastifyInstance, engine: Engine, limits: Rate
       },
     },
     async (request) => {
-      const target = await engine.webhookTarget((request.params as { token: string }).token);
+      const target = await engine.webhookTarget(request.params.token);
       if ('refused' in target) throw refusal(target.refused);
       rateLimited(await limits.hit('webhook', target.child.id), 'This workflow’s webhook was called too often.');
       const payload = request.body ?? {};
@@ -44,7 +42,9 @@ export function registerHooks(api: FastifyInstance, engine: Engine, limits: Rate
       return { executionId: execution.executionId, finished: execution.finished };
     },
   );
-}
+};
+
+export default hooks;
 
 function refusal(reason: 'unknown' | 'inactive' | 'no-webhook' | 'parent-removed'): HttpProblem {
   switch (reason) {

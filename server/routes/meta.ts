@@ -1,10 +1,10 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import { HttpProblem, notFound } from '../http.js';
-import type { ServiceDeps } from './context.js';
+import type { RoutePlugin } from './context.js';
 
 const ICON_TYPES: Record<string, string> = { '.svg': 'image/svg+xml', '.png': 'image/png' };
 const Image = {
@@ -13,7 +13,7 @@ const Image = {
 };
 
 /** What the service says about itself: its signing keys, the catalog's icons, its OpenAPI document. */
-export function registerMeta(api: FastifyInstance, { authKeys, catalog }: ServiceDeps): void {
+const meta: RoutePlugin = async (api, { authKeys, catalog }) => {
   api.get(
     '/.well-known/jwks.json',
     {
@@ -39,7 +39,7 @@ export function registerMeta(api: FastifyInstance, { authKeys, catalog }: Servic
           response: { 200: Image },
         },
       },
-      async (request, reply) => serveIcon(catalog, folder, (request.params as { file: string }).file, reply),
+      async (request, reply) => serveIcon(catalog, folder, request.params.file, reply),
     );
   }
 
@@ -55,13 +55,15 @@ export function registerMeta(api: FastifyInstance, { authKeys, catalog }: Servic
     },
     async (request) => request.server.swagger(),
   );
-}
+};
+
+export default meta;
 
 /**
  * For a load balancer: `/healthz` says the process answers, `/readyz` that it can reach its
  * database. Marked `probe`: they live beside the service interface, not in its route table.
  */
-export function registerProbes(app: FastifyInstance, { store, lifecycle }: ServiceDeps): void {
+export const probes: RoutePlugin = async (app, { store, lifecycle }) => {
   const Status = Type.Object({ status: Type.String() });
   app.get(
     '/healthz',
@@ -102,7 +104,7 @@ export function registerProbes(app: FastifyInstance, { store, lifecycle }: Servi
       return { status: 'ready' };
     },
   );
-}
+};
 
 function serveIcon(catalog: Catalog, folder: string, file: string, reply: FastifyReply): FastifyReply {
   const type = ICON_TYPES[file.slice(file.lastIndexOf('.'))];

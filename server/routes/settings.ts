@@ -1,6 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { Delivery } from '../engine/delivery.js';
 import { loadEventBridge } from '../engine/event-bus.js';
 import {
   applyHostSettingsUpdate,
@@ -9,44 +7,15 @@ import {
   saveHostSettings,
 } from '../engine/host-settings.js';
 import { HttpProblem } from '../http.js';
-import { HostSettingsSchema } from '../schemas.js';
+import { HostSettingsSchema, HostSettingsUpdateSchema } from '../schemas.js';
 import { hostSettingsView } from '../views.js';
-import type { ServiceDeps } from './context.js';
-
-const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
-
-/** Fields left out keep their value; `null` clears one. The rules between fields are the domain's (host-settings.ts). */
-const SettingsUpdate = Type.Object(
-  {
-    errorWebhookUrl: Type.Optional(NullableString('An http(s) URL that receives each error log entry.')),
-    eventBus: Type.Optional(
-      Type.Object({
-        enabled: Type.Optional(Type.Boolean()),
-        busName: Type.Optional(NullableString('An EventBridge bus name or ARN.')),
-        region: Type.Optional(NullableString('e.g. eu-west-1')),
-        endpoint: Type.Optional(NullableString('Another EventBridge endpoint (a local stand-in).')),
-        accessKeyId: Type.Optional(NullableString('Stored sealed; never read back.')),
-        secretAccessKey: Type.Optional(NullableString('Stored sealed; never read back.')),
-      }),
-    ),
-  },
-  {
-    description: 'Fields left out keep their value; null clears one.',
-    examples: [
-      {
-        errorWebhookUrl: 'https://example.com/forge-errors',
-        eventBus: { enabled: true, busName: 'default', region: 'eu-west-1', accessKeyId: '…', secretAccessKey: '…' },
-      },
-    ],
-  },
-);
+import type { RoutePlugin } from './context.js';
 
 /** The host's settings for failed executions: the error webhook URL and the event bus (API key only). */
-export function registerSettings(
-  api: FastifyInstance,
-  { store, secrets, allowPrivateWebhooks, clock, webhookSecretGraceMs }: ServiceDeps,
-  delivery: Delivery,
-): void {
+const settings: RoutePlugin = async (
+  api,
+  { store, secrets, allowPrivateWebhooks, delivery, clock, webhookSecretGraceMs },
+) => {
   api.get(
     '/settings',
     {
@@ -63,7 +32,7 @@ export function registerSettings(
       schema: {
         summary: 'Change the host settings',
         tags: ['settings'],
-        body: SettingsUpdate,
+        body: HostSettingsUpdateSchema,
         response: { 200: HostSettingsSchema },
       },
     },
@@ -112,4 +81,6 @@ export function registerSettings(
     },
     async () => rotateErrorWebhookSecret(store, secrets, clock.now(), webhookSecretGraceMs),
   );
-}
+};
+
+export default settings;

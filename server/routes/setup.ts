@@ -1,11 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { Setup } from 'forge-embed/client';
 import { CatalogAnswers } from '../catalog/answers.js';
-import { badRequest } from '../http.js';
+import { badRequest, sendJsonText } from '../http.js';
 import { SetupSchema } from '../schemas.js';
 import { childView } from '../views.js';
-import { baseOf, type ServiceDeps } from './context.js';
+import { baseOf, type RoutePlugin } from './context.js';
 
 /**
  * Everything `<forge-config-modal>` needs to open, in one answer: the parents on offer, the
@@ -13,7 +12,7 @@ import { baseOf, type ServiceDeps } from './context.js';
  * seed's endpoints the modal needs two round trips after the token (the catalog, the user and
  * the credentials, then each copy's values); this one needs a single round trip.
  */
-export function registerSetup(api: FastifyInstance, { store, catalog }: ServiceDeps): void {
+const setup: RoutePlugin = async (api, { store, catalog }) => {
   const answers = new CatalogAnswers(catalog);
   api.get(
     '/setup',
@@ -31,9 +30,9 @@ export function registerSetup(api: FastifyInstance, { store, catalog }: ServiceD
       },
     },
     async (request, reply) => {
-      const userId = (request.principal as { userId: string }).userId;
+      const { userId } = request.principal;
       // An empty value counts as absent (the query parser drops it), as GET /workflow treats `?integration=`.
-      const { workflowId, integration } = request.query as { workflowId?: string; integration?: string };
+      const { workflowId, integration } = request.query;
       if ((workflowId === undefined) === (integration === undefined)) {
         const both = workflowId !== undefined;
         const message = both ? 'Give only one of workflowId and integration.' : 'Give workflowId or integration.';
@@ -61,11 +60,12 @@ export function registerSetup(api: FastifyInstance, { store, catalog }: ServiceD
         workflowId === undefined ? { integration: integration! } : { workflowId },
         workflows,
       );
-      return reply
-        .type('application/json; charset=utf-8')
-        .send(
-          `{"workflows":${parents},"installed":${JSON.stringify(installed)},"credentials":${JSON.stringify(credentials)}}`,
-        );
+      return sendJsonText(
+        reply,
+        `{"workflows":${parents},"installed":${JSON.stringify(installed)},"credentials":${JSON.stringify(credentials)}}`,
+      );
     },
   );
-}
+};
+
+export default setup;

@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { User } from 'forge-embed/client';
 import { MAX_TOKEN_TTL_SECONDS } from '../auth.js';
 import { normalizeEmail } from '../email.js';
@@ -16,16 +15,14 @@ import {
 } from '../schemas.js';
 import { uniqueViolation } from '../store/store.js';
 import { childSummaryView, parentOf, userView } from '../views.js';
-import { baseOf, type ServiceDeps } from './context.js';
+import { baseOf, type RoutePlugin } from './context.js';
 
 const noUser = (id: string) => notFound(`No user ${id}. User ids come from POST /user (userId) or GET /user (_id).`);
 
 const emailTaken = (email: string) =>
   conflict(`A user with the e-mail ${email} already exists. E-mails are unique; use another or update that user.`);
 
-type Params = { userId: string };
-
-export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, limits }: ServiceDeps): void {
+const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => {
   /** Only the API key, or the token of this very user; anyone else's id is simply not there. */
   const visibleUser = async (userId: string, principal: { kind: string; userId?: string }, tokenUser?: User) => {
     // A user token's own user was read by the credential check a moment ago.
@@ -51,7 +48,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
     async (request) => {
       // One API key per service: its users share one count.
       rateLimited(await limits.hit('user', 'apiKey'), 'Too many users were created with this API key.');
-      const body = request.body as { name: string; email: string };
+      const { body } = request;
       const email = normalizeEmail(body.email);
       try {
         return { userId: await store.users.create(body.name.trim(), email) };
@@ -88,7 +85,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const user = await visibleUser((request.params as Params).userId, request.principal, request.tokenUser);
+      const user = await visibleUser(request.params.userId, request.principal, request.tokenUser);
       const base = baseOf(request);
       const workflows = (await store.children.list(user._id)).map((child) =>
         childSummaryView(
@@ -114,8 +111,8 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
-      const body = request.body as { email: string; fullName: string };
+      const user = await visibleUser(request.params.userId, { kind: 'apiKey' });
+      const { body } = request;
       const email = normalizeEmail(body.email);
       const fullName = body.fullName.trim();
       try {
@@ -140,7 +137,7 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const { userId } = request.params as Params;
+      const { userId } = request.params;
       if (!(await store.users.delete(userId))) throw noUser(userId);
       return { success: true };
     },
@@ -170,9 +167,9 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
+      const user = await visibleUser(request.params.userId, { kind: 'apiKey' });
       rateLimited(await limits.hit('token', user._id), `Too many tokens were asked for user ${user._id}.`);
-      const { expiresIn } = request.query as { expiresIn: number };
+      const { expiresIn } = request.query;
       return { token: await authKeys.signUserToken(user._id, expiresIn) };
     },
   );
@@ -189,9 +186,11 @@ export function registerUsers(api: FastifyInstance, { store, catalog, authKeys, 
       },
     },
     async (request) => {
-      const user = await visibleUser((request.params as Params).userId, { kind: 'apiKey' });
+      const user = await visibleUser(request.params.userId, { kind: 'apiKey' });
       const count = await store.children.deactivateAllOf(user._id);
       return { message: `Disabled ${count} active workflow${count === 1 ? '' : 's'} of user ${user._id}.` };
     },
   );
-}
+};
+
+export default users;

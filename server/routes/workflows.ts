@@ -1,24 +1,26 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import type { VariableValues } from 'forge-embed/client';
 import type { Principal } from '../auth.js';
 import { CatalogAnswers } from '../catalog/answers.js';
 import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
-import { badRequest, conflict, HttpProblem, notFound } from '../http.js';
+import { badRequest, conflict, HttpProblem, notFound, sendJsonText } from '../http.js';
 import {
   ChildWorkflowSchema,
   ErrorLogEntrySchema,
   ExecutionLogEntrySchema,
+  InstallResponseSchema,
   ParentWorkflowSchema,
   ref,
+  SetVariablesResponseSchema,
   SuccessSchema,
   WorkflowIdParams,
   WorkflowSummariesSchema,
 } from '../schemas.js';
+import { numberFrom } from '../shared/number.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
 import { blockValuesView, childView, executionLogBody, parentOf, webhookUrl } from '../views.js';
-import { baseOf, type ServiceDeps } from './context.js';
+import { baseOf, type RoutePlugin } from './context.js';
 
 const MAX_TEXT_VALUE = 10_000;
 
@@ -65,21 +67,12 @@ function checkBlockValues(
       fields.add(at, `${variable.name} must be at most ${MAX_TEXT_VALUE} characters.`);
     } else {
       // The interface declares strings; a numeric variable keeps a number when the text is one.
-      out.push([variable.name, typeof variable.value === 'number' ? numberOrText(value) : value]);
+      out.push([variable.name, typeof variable.value === 'number' ? (numberFrom(value) ?? value) : value]);
     }
   }
   // fromEntries makes own properties, also of a variable named "__proto__".
   return Object.fromEntries(out);
 }
-
-/** A decimal number as people type one; `Number()` alone would also take "0x10" or "". */
-const DECIMAL = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
-
-function numberOrText(text: string): string | number {
-  return DECIMAL.test(text) && Number.isFinite(Number(text)) ? Number(text) : text;
-}
-
-type Params = { workflowId: string };
 
 /** Which names and value types a block takes is the catalog's to say (checkBlockValues), not a fixed schema's. */
 const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
@@ -87,7 +80,7 @@ const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
     'Variable name → value (a string or a number), as the block defines them; for a variable whose default is a number, a numeric string is stored as a number.',
 });
 
-export function registerWorkflows(api: FastifyInstance, { store, catalog }: ServiceDeps): void {
+const workflows: RoutePlugin = async (api, { store, catalog }) => {
   // The catalog's listings, serialized once per origin and filter (issue 29).
   const answers = new CatalogAnswers(catalog);
   /**
@@ -129,8 +122,8 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request, reply) => {
-      const { integration } = request.query as { integration?: string };
-      return reply.type('application/json; charset=utf-8').send(answers.workflowList(baseOf(request), integration));
+      const { integration } = request.query;
+      return sendJsonText(reply, answers.workflowList(baseOf(request), integration));
     },
   );
 
@@ -152,10 +145,8 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request, reply) => {
-      const { integration } = request.query as { integration?: string };
-      return reply
-        .type('application/json; charset=utf-8')
-        .send(answers.workflowSummaries(baseOf(request), integration));
+      const { integration } = request.query;
+      return sendJsonText(reply, answers.workflowSummaries(baseOf(request), integration));
     },
   );
 
@@ -172,7 +163,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { child, parent } = await childFor((request.params as Params).workflowId, request.principal);
+      const { child, parent } = await childFor(request.params.workflowId, request.principal);
       return childView(child, parent, baseOf(request), { withWebhookUrl: request.principal.kind === 'apiKey' });
     },
   );
@@ -191,7 +182,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { child, parent } = await childFor((request.params as Params).workflowId, request.principal);
+      const { child, parent } = await childFor(request.params.workflowId, request.principal);
       if (!parent.blocks.some((b) => b.type === 'webhook')) {
         throw badRequest(`Workflow ${child.id} starts on a schedule; it has no webhook URL to rotate.`);
       }
@@ -211,7 +202,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { child } = await childFor((request.params as Params).workflowId, request.principal);
+      const { child } = await childFor(request.params.workflowId, request.principal);
       await store.children.delete(child.id);
       return { success: true };
     },
@@ -231,7 +222,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
           },
           { additionalProperties: false, examples: [{ variables: { '<blockId>': { '<name>': 'value' } } }] },
         ),
-        response: { 201: Type.Object({ workflowId: Type.String(), active: Type.Literal(true) }) },
+        response: { 201: InstallResponseSchema },
       },
       // The body is optional: installing with the parent's defaults sends none.
       preValidation: async (request) => {
@@ -239,8 +230,8 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request, reply) => {
-      const userId = (request.principal as { userId: string }).userId;
-      const parent = catalog.active((request.params as Params).workflowId);
+      const { userId } = request.principal;
+      const parent = catalog.active(request.params.workflowId);
       const existing = await store.children.find(userId, parent.workflowId);
       if (existing) {
         throw conflict(
@@ -248,7 +239,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
           { workflowId: existing.id },
         );
       }
-      const request_ = request.body as { variables?: Record<string, unknown> };
+      const request_ = request.body;
       const fields = new FieldChecker(request_);
       const variables: Record<string, VariableValues> = {};
       for (const [blockId, values] of Object.entries(request_.variables ?? {})) {
@@ -295,7 +286,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
         },
       },
       async (request) => {
-        const { child } = await childFor((request.params as Params).workflowId, request.principal);
+        const { child } = await childFor(request.params.workflowId, request.principal);
         await store.children.setActive(child.id, active);
         return { activated: active };
       },
@@ -314,22 +305,11 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
           blockId: Type.String({ description: 'The id of a block of type "variables".' }),
         }),
         body: { ...VariablesOfBlock, examples: [{ '<variable name>': 'value' }] },
-        response: {
-          200: Type.Object({
-            blockId: Type.String(),
-            variables: Type.Array(
-              Type.Object({
-                uuid: Type.String(),
-                name: Type.String(),
-                value: Type.Union([Type.String(), Type.Number()]),
-              }),
-            ),
-          }),
-        },
+        response: { 200: SetVariablesResponseSchema },
       },
     },
     async (request) => {
-      const { workflowId, blockId } = request.params as Params & { blockId: string };
+      const { workflowId, blockId } = request.params;
       const { child, parent } = await childFor(workflowId, request.principal);
       const block = parent.blocks.find((b) => b.id === blockId && b.type === 'variables');
       if (!block) {
@@ -337,7 +317,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
           `No variable block ${blockId} in this workflow. Variable block ids are the id of blocks of type "variables" in GET /workflow.`,
         );
       }
-      const values = request.body as Record<string, unknown>;
+      const values = request.body;
       if (Object.keys(values).length === 0) {
         throw badRequest(
           `Name at least one variable to set; this block defines ${block.parameters.variables?.map((v) => v.name).join(', ')}.`,
@@ -379,8 +359,8 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request, reply) => {
-      const { workflowId } = request.params as Params;
-      const { page, limit, order } = request.query as { page: number; limit: number; order: 'asc' | 'desc' };
+      const { workflowId } = request.params;
+      const { page, limit, order } = request.query;
       // A page past any row there could be is empty; SQLite's OFFSET refuses what is no 64-bit integer.
       if (!Number.isSafeInteger((page - 1) * limit)) {
         await childFor(workflowId, request.principal);
@@ -389,7 +369,7 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       // The child and the page in one query; the page is answered only if the caller may read it.
       const read = await store.logs.getChildWithExecutions(workflowId, page, limit, order);
       await childFor(workflowId, request.principal, { child: read?.child });
-      return reply.type('application/json; charset=utf-8').send(executionLogBody(read!.executions));
+      return sendJsonText(reply, executionLogBody(read!.executions));
     },
   );
 
@@ -405,8 +385,10 @@ export function registerWorkflows(api: FastifyInstance, { store, catalog }: Serv
       },
     },
     async (request) => {
-      const { child } = await childFor((request.params as Params).workflowId, request.principal);
+      const { child } = await childFor(request.params.workflowId, request.principal);
       return { errors: await store.logs.listErrors(child.id) };
     },
   );
-}
+};
+
+export default workflows;

@@ -250,7 +250,7 @@ export class ForgeEmbedClient {
       const refusal =
         globalThis.location &&
         (await import('./origin-check.js').then(
-          ({ originRefusal }) => originRefusal(this.baseUrl, this.#fetch, signal),
+          ({ originRefusal }) => originRefusal(`${this.baseUrl}${API_VERSION_PATH}`, this.#fetch, signal),
           () => undefined,
         ));
       throw new ForgeApiError({

@@ -1,5 +1,3 @@
-import { API_VERSION_PATH } from './embed-client.js';
-
 /**
  * Why a browser's request to the service failed without an answer, when the reason is that the
  * service does not allow the page's origin; undefined when it is not.
@@ -12,14 +10,15 @@ import { API_VERSION_PATH } from './embed-client.js';
  * page's own, and a same-origin request that failed did so on the way.
  */
 export async function originRefusal(
-  baseUrl: string,
+  /** The service's versioned API address: the base URL and API_VERSION_PATH (this module imports nothing, so no circle). */
+  apiUrl: string,
   fetcher: typeof fetch,
   signal: AbortSignal | undefined,
 ): Promise<string | undefined> {
   const { origin } = location;
-  if (new URL(baseUrl, origin).origin === origin) return undefined;
+  if (new URL(apiUrl, origin).origin === origin) return undefined;
   try {
-    await fetcher(`${baseUrl}${API_VERSION_PATH}/.well-known/jwks.json`, {
+    await fetcher(`${apiUrl}/.well-known/jwks.json`, {
       mode: 'no-cors',
       cache: 'no-store',
       signal,

@@ -15,7 +15,7 @@ import { configModalStyles } from './config-modal.styles.js';
 import { connectAccount } from './connect.js';
 import { openOAuthPopup } from './oauth-popup.js';
 import { placeFieldErrors, saveSettings } from './save.js';
-import { type SettingField, settingFields } from './settings.js';
+import { fieldValue, type SettingField, settingFields } from './settings.js';
 import {
   chosen,
   emptyView,
@@ -44,8 +44,6 @@ import {
 } from './views.js';
 
 const { PENDING } = TaskStatus;
-
-const isNumber = (text = '') => text.trim() !== '' && Number.isFinite(Number(text));
 
 /**
  * The configuration modal an end user meets when they enable an integration workflow: it
@@ -365,11 +363,8 @@ export class ForgeConfigModal extends ForgeModalDialog {
 
   // Saving --------------------------------------------------------------------------------
 
-  /** A field's value as the service wants it: numbers for numeric fields, else the text. */
-  #valueOf = (field: SettingField): VariableValue => {
-    const text = this.#view.values.get(field.key) ?? '';
-    return field.numeric ? Number(text) : text;
-  };
+  /** A field's value as the service wants it; saving starts only once every numeric field holds a number. */
+  #valueOf = (field: SettingField): VariableValue => fieldValue(field, this.#view.values.get(field.key) ?? '')!;
 
   #handleSave(event: Event): void {
     event.preventDefault();
@@ -377,8 +372,9 @@ export class ForgeConfigModal extends ForgeModalDialog {
     if (this.#saveTask.status === PENDING) return;
     const errors = new Map<string, string>();
     for (const parent of chosen(this.#loadTask.value!, this.#view)) {
-      for (const { key, label, numeric } of settingFields(parent)) {
-        if (numeric && !isNumber(this.#view.values.get(key))) errors.set(key, this.#text.numberRequired(label));
+      for (const field of settingFields(parent)) {
+        const value = fieldValue(field, this.#view.values.get(field.key) ?? '');
+        if (value === undefined) errors.set(field.key, this.#text.numberRequired(field.label));
       }
     }
     if (errors.size) this.#change({ errors, message: this.#text.fieldErrors }, 'invalid');

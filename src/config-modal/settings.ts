@@ -1,3 +1,5 @@
+// The service's own number rule, compiled into this package too (see the file).
+import { numberFrom } from '../../server/shared/number.js';
 import type { Block, ParentWorkflow, VariableValue, VariableValues } from '../api/types.js';
 
 /** One variable of a variable block, as a field of the settings form. */
@@ -38,6 +40,13 @@ export const settingFields = (parent: ParentWorkflow): SettingField[] =>
       numeric: typeof value === 'number',
     })),
   );
+
+/**
+ * What the service is sent for a field's text: the text, or for a numeric field the number it
+ * stands for by the service's number rule; undefined when a numeric field's text is no number.
+ */
+export const fieldValue = (field: SettingField, text: string): VariableValue | undefined =>
+  field.numeric ? numberFrom(text) : text;
 
 /** A field's value in `blocks`: a child's current one, or a parent's default. */
 export const valueIn = (blocks: readonly Block[], { block, name }: SettingField): VariableValue | undefined =>

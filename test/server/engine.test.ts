@@ -110,6 +110,33 @@ describe('a webhook run', () => {
     assert.equal(h.sandbox.requests.length, sent, 'nothing was posted');
   });
 
+  test('a condition reads a text as a number by the one number rule (server/shared/number.ts)', async () => {
+    const user = await newUser(h);
+    const child = await user.install(PAYMENTS);
+    // The threshold is 10: plain decimals compare as numbers, with white space around them or not.
+    for (const [amount, passed] of [
+      [' 12.5 ', true],
+      ['.5', false],
+      ['-0', false],
+      ['0010', true],
+    ] as const) {
+      const answer = await sendWebhook(h, child, { amount, customer: { name: 'T' } });
+      assert.equal(answer.body.finished, true, amount);
+      assert.equal(outputs((await logsOf(child, user.token))[0]!)[2]!.passed, passed, amount);
+    }
+    // What the rule does not call a number, a comparison of numbers refuses, saying what it got.
+    for (const amount of ['+5', '1e3', '0x10', '1_000', 'Infinity', '']) {
+      const answer = await sendWebhook(h, child, { amount, customer: { name: 'T' } });
+      assert.equal(answer.body.finished, false, amount);
+      const [error] = await errorsOf(child, user.token);
+      assert.equal(error!.blockId, B.bigEnough);
+      assert.ok(
+        error!.error.includes(`compares numbers with >=, but its left is ${JSON.stringify(amount)}`),
+        error!.error,
+      );
+    }
+  });
+
   test('uses the user’s variable values', async () => {
     const user = await newUser(h);
     const child = await user.install(PAYMENTS, { [B.settings]: { channel: '#sales' } });

@@ -116,7 +116,7 @@ describe('the log of a whole run', () => {
         try {
           return JSON.parse(line) as Record<string, unknown>;
         } catch {
-          assert.fail(`not a JSON line: ${line}`);
+          return assert.fail(`not a JSON line: ${line}`);
         }
       });
       assert.equal(service.stderr(), '', 'nothing on stderr');

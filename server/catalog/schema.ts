@@ -1,0 +1,114 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Ajv, type ErrorObject } from 'ajv';
+
+/**
+ * The catalog file's shape, as a schema: the service validates the file with it at start and
+ * refuses to start with every problem named by its path (`workflows[2].blocks[0].parameters.
+ * variables[1].name: required`). Objects take more fields than these (a field added to the
+ * format is an `Optional` property here); what ties the parts together (an integration named
+ * by a workflow exists, ids are unique) is checked by the Catalog after the shape.
+ */
+
+const Text = Type.String({ minLength: 1, description: 'must be a non-empty string' });
+
+export const CatalogRequiredParameterSchema = Type.Object({
+  name: Type.String(),
+  displayName: Type.String(),
+  description: Type.String(),
+});
+
+export const CatalogIntegrationSchema = Type.Object({
+  name: Text,
+  displayName: Text,
+  /** A URL, or a path relative to the catalog's `icons/` folder. */
+  icon: Text,
+  type: Text,
+  requiredParameters: Type.Optional(Type.Array(CatalogRequiredParameterSchema)),
+});
+
+export const CatalogVariableSchema = Type.Object({
+  uuid: Type.String(),
+  name: Type.String(),
+  value: Type.Union([Type.String(), Type.Number()], { description: 'must be a string or a number' }),
+  description: Type.Optional(Type.String()),
+});
+
+export const CatalogBlockSchema = Type.Object({
+  id: Type.String({
+    pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$',
+    description: 'must be a uuid4',
+  }),
+  name: Type.String(),
+  type: Type.String(),
+  /** The integration this block talks to; its icon stands for the block. */
+  integration: Type.Optional(Type.String()),
+  parameters: Type.Optional(
+    Type.Object({ variables: Type.Optional(Type.Array(CatalogVariableSchema)) }, { additionalProperties: true }),
+  ),
+});
+
+export const CatalogWorkflowSchema = Type.Object({
+  workflowId: Type.String({ pattern: '^[\\w-]{1,64}$', description: 'must be 1 to 64 letters, digits, _ or -' }),
+  name: Text,
+  description: Type.Optional(Type.String()),
+  /** Inactive parents are not listed and cannot be installed; their children still run. */
+  active: Type.Optional(Type.Boolean()),
+  /** Names of entries in the file's `integrations`. */
+  integrations: Type.Optional(Type.Array(Type.String())),
+  blocks: Type.Optional(Type.Array(CatalogBlockSchema)),
+});
+
+export const CatalogFileSchema = Type.Object(
+  {
+    integrations: Type.Optional(Type.Array(CatalogIntegrationSchema)),
+    workflows: Type.Optional(Type.Array(CatalogWorkflowSchema)),
+  },
+  { description: 'must be a JSON object with integrations and workflows' },
+);
+
+export type CatalogFile = Static<typeof CatalogFileSchema>;
+
+const validate = new Ajv({ allErrors: true, verbose: true }).compile<CatalogFile>(CatalogFileSchema);
+
+/**
+ * The file's content as a catalog file, or one problem per place that is wrong, each named by
+ * its path in the file.
+ */
+export function checkCatalogFile(content: unknown): { file: CatalogFile } | { problems: string[] } {
+  if (validate(content)) return { file: content };
+  const errors = validate.errors ?? [];
+  // A value that matches no member of a union is named once, by the union's description,
+  // rather than once for each member it does not match.
+  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const problems = new Map<string, string>();
+  for (const error of errors) {
+    if (unions.has(error.instancePath) && error.keyword !== 'anyOf') continue;
+    const [path, message] = problemOf(error);
+    // A value that breaks two rules (a type and a bound) is named once.
+    if (!problems.has(path)) problems.set(path, message);
+  }
+  return { problems: [...problems].map(([path, message]) => `${path || 'the file'}: ${message}`) };
+}
+
+function problemOf(error: ErrorObject): [path: string, message: string] {
+  const path = pathOf(error.instancePath);
+  if (error.keyword === 'required') {
+    const missing = (error.params as { missingProperty: string }).missingProperty;
+    return [path ? `${path}.${missing}` : missing, 'required'];
+  }
+  // A rule's description says it in words (a pattern, a bound, a union); a wrong type of a
+  // field is said as ajv says it ("must be string"), except for the file itself.
+  const description = (error.parentSchema as { description?: string } | undefined)?.description;
+  if (description && (error.keyword !== 'type' || !path)) return [path, description];
+  return [path, error.message ?? 'is not valid'];
+}
+
+/** `/workflows/2/blocks/0` as `workflows[2].blocks[0]`. */
+function pathOf(pointer: string): string {
+  let path = '';
+  for (const segment of pointer.split('/').slice(1)) {
+    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
+    path += /^\d+$/.test(key) ? `[${key}]` : path ? `.${key}` : key;
+  }
+  return path;
+}
