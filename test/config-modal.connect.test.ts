@@ -118,10 +118,11 @@ describe('<forge-config-modal> connect step', () => {
     rowButton(el, 'Slack').click();
     await untilRole(el, 'alert');
     expect(page.forgePwned).to.equal(undefined);
-    expect(row(el, 'Slack').querySelector('[role="alert"]')!.textContent).to.include(
-      'Slack could not be connected. The service sent a sign-in address this page does not open (javascript:)',
-    );
+    // The end user reads plain words; the host developer gets the cause in forge-error.
+    expect(row(el, 'Slack').querySelector('[role="alert"]')!.textContent).to.include('Slack could not be connected.');
     expect(errorsOf(events)).to.deep.equal(['connect-failed']);
+    const error = events.find((e) => e.type === 'forge-error')!.detail as { message: string };
+    expect(error.message).to.include('The service sent a sign-in address this page does not open (javascript:)');
   });
 
   it('ignores messages that do not come from the service', async () => {
