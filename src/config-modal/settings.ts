@@ -41,9 +41,12 @@ export const settingFields = (parent: ParentWorkflow): SettingField[] =>
       name: variable.name,
       label: variable.displayName ?? humanise(variable.name),
       description: variable.description,
-      // A numeric default makes a number field: the service keeps a text sent for it as text
-      // (catalogs written before `type`), but a person typing into it means a number.
-      variable: variable.type ? variable : { ...variable, type: typeOf(variable) },
+      // A numeric default without a type makes a field that needs a number: the service keeps a
+      // text sent for it as text (the seed's rule), but a person typing into it means a number.
+      variable:
+        variable.type || typeof variable.value !== 'number'
+          ? variable
+          : { ...variable, type: 'number', required: true },
       numeric: typeOf(variable) === 'number',
     })),
   );
@@ -66,10 +69,10 @@ export function byBlock(fields: readonly SettingField[], value: (field: SettingF
 }
 
 /** Why a field's value is refused, in the element's words (a catalog's `patternMessage` as written). */
-export function problemText(t: ConfigModalStrings, { label }: SettingField, problem: ValueProblem): string {
+export function problemText(t: ConfigModalStrings, { label, numeric }: SettingField, problem: ValueProblem): string {
   switch (problem.rule) {
     case 'required':
-      return t.valueRequired(label);
+      return numeric ? t.numberRequired(label) : t.valueRequired(label);
     case 'type':
       return problem.expected === 'number' || problem.expected === 'string or number'
         ? t.numberRequired(label)
