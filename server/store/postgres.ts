@@ -34,14 +34,25 @@ export async function postgresKysely(
         oid === INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
-  // A server that goes away drops the idle connections; the pool replaces them on the next
-  // query. Without a listener the dropped connection's error would end the process.
+  // A server that goes away drops its connections; the pool replaces them on the next query.
+  // A dropped connection emits 'error', and an 'error' nobody listens to ends the process: the
+  // pool listens on idle connections, but not on one checked out between two queries of a
+  // transaction or mid-query. The query that was running fails on its own (a 503 for its
+  // request), and the pool discards a connection that failed when it is released.
   pool.on('error', () => {});
+  const listened = new WeakSet<object>();
   const prepared = new PreparedNames();
   return new Kysely<Tables>({
     dialect: new PostgresDialect({
       pool: {
-        connect: async () => prepared.on(await pool.connect()),
+        connect: async () => {
+          const client = await pool.connect();
+          if (!listened.has(client)) {
+            listened.add(client);
+            client.on('error', () => {});
+          }
+          return prepared.on(client);
+        },
         end: () => pool.end(),
       } as unknown as import('pg').Pool,
     }),
