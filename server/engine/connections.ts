@@ -37,6 +37,8 @@ export interface ConnectionsOptions {
   secrets: SecretBox;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
+  /** The service's own origin (the local provider's `auth` paths are on it). */
+  serviceUrl: () => string;
 }
 
 export interface BlockAccess {
@@ -70,7 +72,8 @@ export class Connections {
     }
     let credential = secrets.open<StoredCredential>(row.secret);
     const auth = config.auth;
-    const oauthApp: OAuthApp | undefined = auth?.kind === 'oauth2' ? { integration, auth } : undefined;
+    const oauthApp: OAuthApp | undefined =
+      auth?.kind === 'oauth2' ? { integration, auth, serviceUrl: this.options.serviceUrl() } : undefined;
     const place = (c: StoredCredential) => {
       const access = placeCredential(config, c);
       if (!access) {
