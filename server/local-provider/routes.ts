@@ -26,7 +26,6 @@ export interface LocalProviderDeps {
 const AuthorizeQuery = Type.Record(Type.String(), Type.String(), {
   description: 'The authorization request (RFC 6749 §4.1.1, PKCE per RFC 7636).',
 });
-const FormBody = Type.Record(Type.String(), Type.String(), { description: 'application/x-www-form-urlencoded' });
 const OAuthErrorBody = Type.Object({ error: Type.String(), error_description: Type.Optional(Type.String()) });
 const TokenAnswer = Type.Object({
   access_token: Type.String(),
@@ -152,9 +151,9 @@ const localProviderRoutes: FastifyPluginAsyncTypebox<ServiceDeps & LocalProvider
       config: { access: 'public' },
       schema: {
         summary: 'The local OAuth provider’s token endpoint (authorization_code, refresh_token)',
+        description: 'A form (application/x-www-form-urlencoded) as RFC 6749 §4.1.3 and §6 say; the client authenticates with client_secret_basic or client_secret_post.',
         tags: ['oauth'],
         params: IntegrationParams,
-        body: FormBody,
         response: { 200: TokenAnswer, 400: OAuthErrorBody, 401: OAuthErrorBody },
       },
     },
@@ -177,9 +176,9 @@ const localProviderRoutes: FastifyPluginAsyncTypebox<ServiceDeps & LocalProvider
       config: { access: 'public' },
       schema: {
         summary: 'Revocation (RFC 7009): the grant of the token ends',
+        description: 'A form with `token` (and `token_type_hint`); the client authenticates as at the token endpoint.',
         tags: ['oauth'],
         params: IntegrationParams,
-        body: FormBody,
         response: { 200: Type.Object({}), 401: OAuthErrorBody },
       },
     },
@@ -203,9 +202,9 @@ const localProviderRoutes: FastifyPluginAsyncTypebox<ServiceDeps & LocalProvider
       config: { access: 'public' },
       schema: {
         summary: 'Introspection (RFC 7662’s answer): whether an access token is active, for which app',
+        description: 'A form with `token`.',
         tags: ['oauth'],
         params: IntegrationParams,
-        body: FormBody,
         response: { 200: IntrospectionAnswer },
       },
     },
