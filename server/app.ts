@@ -31,6 +31,7 @@ import routeTable, { type RouteEntry } from './plugins/route-table.js';
 import shutdown from './plugins/shutdown.js';
 import validation from './plugins/validation.js';
 import { RateLimiter, type RateLimits } from './rate-limit.js';
+import connections from './routes/connections.js';
 import { type RoutePlugin, type ServiceDeps, serviceOrigin as serviceOriginOf } from './routes/context.js';
 import credentials from './routes/credentials.js';
 import health from './routes/health.js';
@@ -47,7 +48,7 @@ import { isPostgresUrl, Store } from './store/store.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from './views.js';
 
 /** The service interface's route modules, in the order of the route table and the OpenAPI document. */
-const API_ROUTES: RoutePlugin[] = [users, workflows, credentials, setup, hooks, health, settings, meta];
+const API_ROUTES: RoutePlugin[] = [users, workflows, credentials, connections, setup, hooks, health, settings, meta];
 
 export type { Access, RouteEntry } from './plugins/route-table.js';
 export { baseOf, type ServiceDeps } from './routes/context.js';

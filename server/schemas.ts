@@ -210,6 +210,13 @@ export const WorkflowHealthSchema = Type.Object({
           description: 'The integration of the block that failed, when it has one.',
         }),
         createdAt: Timestamp,
+        reconnectedAt: Type.Optional(
+          Type.String({
+            format: 'date-time',
+            description:
+              'Extension, on a `connection` failure only: when the user connected the integration again after it. There is nothing to reconnect now; the next run tells.',
+          }),
+        ),
       }),
       Type.Null(),
     ],
@@ -222,10 +229,35 @@ export const WorkflowHealthSchema = Type.Object({
 
 export const ConnectedIntegrationSchema = Type.Object({ integration: Type.String(), connectedAt: Timestamp });
 
+/** A connection as GET /credentials and GET /setup show it (extensions: `status`, `account`); never its secret. */
+export const UserConnectionSchema = Type.Object({
+  integration: Type.String(),
+  connectedAt: Timestamp,
+  status: Type.Union([Type.Literal('connected'), Type.Literal('broken')], {
+    description:
+      'Extension: `broken` once the app refused the grant (revoked or expired); connecting again clears it at once.',
+  }),
+  account: Type.Optional(
+    Type.String({ description: 'Extension: a display label the app gave (a workspace, an e-mail); never a secret.' }),
+  ),
+});
+
+/** What DELETE /credentials/:integration did. */
+export const DisconnectedSchema = Type.Object({
+  integration: Type.String(),
+  switchedOff: Type.Array(Type.String(), {
+    description: 'The user’s child workflows that used the integration and were switched on: now switched off.',
+  }),
+  revocation: Type.Union([Type.Literal('revoked'), Type.Literal('not-supported'), Type.Literal('failed')], {
+    description:
+      '`revoked`: the app confirmed it revoked the grant. `not-supported`: the app has no revocation endpoint (or the connection is not OAuth). `failed`: the app could not be reached or refused; the service deleted its credential all the same, so the access may be removed in the app’s own settings.',
+  }),
+});
+
 export const SetupSchema = Type.Object({
   workflows: Type.Array(ref(ParentWorkflowSchema)),
   installed: Type.Array(ref(ChildWorkflowSchema)),
-  credentials: Type.Array(ConnectedIntegrationSchema),
+  credentials: Type.Array(UserConnectionSchema),
 });
 
 const Backlog = Type.Object({ pending: Type.Integer(), lastError: Type.Union([Type.String(), Type.Null()]) });

@@ -151,7 +151,8 @@ const localProviderRoutes: FastifyPluginAsyncTypebox<ServiceDeps & LocalProvider
       config: { access: 'public' },
       schema: {
         summary: 'The local OAuth provider’s token endpoint (authorization_code, refresh_token)',
-        description: 'A form (application/x-www-form-urlencoded) as RFC 6749 §4.1.3 and §6 say; the client authenticates with client_secret_basic or client_secret_post.',
+        description:
+          'A form (application/x-www-form-urlencoded) as RFC 6749 §4.1.3 and §6 say; the client authenticates with client_secret_basic or client_secret_post.',
         tags: ['oauth'],
         params: IntegrationParams,
         response: { 200: TokenAnswer, 400: OAuthErrorBody, 401: OAuthErrorBody },

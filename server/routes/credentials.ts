@@ -57,19 +57,6 @@ const credentials: RoutePlugin = async (api, deps) => {
     return integration;
   };
 
-  api.get(
-    '/credentials',
-    {
-      config: { access: 'user' },
-      schema: {
-        summary: 'Which integrations the token’s user has connected (never the secrets)',
-        tags: ['credentials', 'embed'],
-        response: { 200: Type.Object({ data: Type.Array(ConnectedIntegrationSchema) }) },
-      },
-    },
-    async (request) => ({ data: await store.credentials.list(request.principal.userId) }),
-  );
-
   api.post(
     '/credentials/:integration',
     {
