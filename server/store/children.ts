@@ -50,6 +50,7 @@ export class ChildRepository<H extends Handle = Handle> {
       webhook_token: newWebhookToken(),
       created_at: now,
       updated_at: now,
+      logs_version: 0,
     };
     await this.connection.db.insertInto('workflows').values(row).execute();
     return toChild(row);

@@ -1,5 +1,5 @@
 import type { ErrorKind, ErrorLogEntry, ExecutionLogEntry, WorkflowHealth } from 'forge-embed/client';
-import { type Selectable, sql } from 'kysely';
+import { type CompiledQuery, type Selectable, sql } from 'kysely';
 import { type ChildRepository, type ChildRow, toChild } from './children.js';
 import { type Connection, type Handle, inTransaction, newId } from './connection.js';
 import type { Tables } from './schema.js';
@@ -51,6 +51,9 @@ export const ERROR_COLUMNS = [
 
 /** Execution logs (paged by number, see pageStart) and error logs, and the run health read from both. */
 export class LogRepository {
+  /** `getChildWithLogsVersion`'s query, compiled once for this repository's handle. */
+  private childQuery?: CompiledQuery<Selectable<Tables['workflows']>>;
+
   constructor(
     private readonly connection: Connection,
     private readonly children: ChildRepository,
@@ -91,7 +94,27 @@ export class LogRepository {
           }),
         )
         .execute();
+      // The logs pages' version moves with every store of runs, in the same transaction: a
+      // reader that sees the new count sees the runs too (pages are kept by it, LogsPages).
+      await db
+        .updateTable('workflows')
+        .set((eb) => ({ logs_version: eb('logs_version', '+', 1) }))
+        .where('id', '=', workflowId)
+        .execute();
     });
+  }
+
+  /**
+   * A child workflow and its logs version (how many times runs were stored for it); undefined
+   * when there is no such child. Every logs request reads it, so the query is built and
+   * compiled once per database (issue 29).
+   */
+  async getChildWithLogsVersion(id: string): Promise<{ child: ChildRow; logsVersion: number } | undefined> {
+    const { db } = this.connection;
+    this.childQuery ??= db.selectFrom('workflows').selectAll().where('id', '=', '').compile();
+    const { rows } = await db.executeQuery<Selectable<Tables['workflows']>>({ ...this.childQuery, parameters: [id] });
+    const row = rows[0];
+    return row && { child: toChild(row), logsVersion: Number(row.logs_version) };
   }
 
   /**
