@@ -59,19 +59,33 @@ export class LogRepository {
     private readonly children: ChildRepository,
   ) {}
 
-  async insertExecution(workflowId: string, entry: ExecutionLogEntry): Promise<void> {
-    await this.insertExecutions(workflowId, [entry]);
+  /** Stores one run; false, storing nothing, when the workflow is no longer there (see insertExecutions). */
+  insertExecution(workflowId: string, entry: ExecutionLogEntry): Promise<boolean> {
+    return this.insertExecutions(workflowId, [entry]);
   }
 
-  /** Stores runs of one workflow, and counts them in the hours that index the logs pages. */
-  async insertExecutions(workflowId: string, entries: ExecutionLogEntry[]): Promise<void> {
-    if (entries.length === 0) return;
+  /**
+   * Stores runs of one workflow, and counts them in the hours that index the logs pages; false,
+   * storing nothing, when the workflow is no longer there (removed while it ran, with its logs).
+   */
+  async insertExecutions(workflowId: string, entries: ExecutionLogEntry[]): Promise<boolean> {
+    if (entries.length === 0) return true;
     const perHour = new Map<string, number>();
     for (const entry of entries) {
       const hour = hourOf(entry.startedAt);
       perHour.set(hour, (perHour.get(hour) ?? 0) + 1);
     }
-    await inTransaction(this.connection, async ({ db }) => {
+    return inTransaction(this.connection, async ({ db }) => {
+      // The logs pages' version moves with every store of runs, in the same transaction, so a
+      // reader that sees the new version sees the runs too (LogsPages keeps pages by it). The
+      // same statement says whether the workflow is still there, which a run used to read first,
+      // and on PostgreSQL it holds the row until the runs are in.
+      const bumped = await db
+        .updateTable('workflows')
+        .set((eb) => ({ logs_version: eb('logs_version', '+', 1) }))
+        .where('id', '=', workflowId)
+        .executeTakeFirst();
+      if (bumped.numUpdatedRows === 0n) return false;
       await db
         .insertInto('executions')
         .values(
@@ -94,13 +108,7 @@ export class LogRepository {
           }),
         )
         .execute();
-      // The logs pages' version moves with every store of runs, in the same transaction: a
-      // reader that sees the new count sees the runs too (pages are kept by it, LogsPages).
-      await db
-        .updateTable('workflows')
-        .set((eb) => ({ logs_version: eb('logs_version', '+', 1) }))
-        .where('id', '=', workflowId)
-        .execute();
+      return true;
     });
   }
 
