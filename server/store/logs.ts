@@ -1,7 +1,7 @@
 import type { ErrorKind, ErrorLogEntry, ExecutionLogEntry, WorkflowHealth } from 'forge-embed/client';
-import { type CompiledQuery, type Selectable, sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { type ChildRepository, type ChildRow, toChild } from './children.js';
-import { type Connection, type Handle, inTransaction, newId } from './connection.js';
+import { CompiledOnce, type Connection, type Handle, inTransaction, newId } from './connection.js';
 import type { Tables } from './schema.js';
 
 /** The hour of an ISO 8601 time, `2026-11-23T11`: what the logs page index counts by. */
@@ -51,8 +51,7 @@ export const ERROR_COLUMNS = [
 
 /** Execution logs (paged by number, see pageStart) and error logs, and the run health read from both. */
 export class LogRepository {
-  /** `getChildWithLogsVersion`'s query, compiled once for this repository's handle. */
-  private childQuery?: CompiledQuery<Selectable<Tables['workflows']>>;
+  private readonly childQuery = new CompiledOnce((db) => db.selectFrom('workflows').selectAll().where('id', '=', ''));
 
   constructor(
     private readonly connection: Connection,
@@ -114,14 +113,10 @@ export class LogRepository {
 
   /**
    * A child workflow and its logs version (how many times runs were stored for it); undefined
-   * when there is no such child. Every logs request reads it, so the query is built and
-   * compiled once per database (issue 29).
+   * when there is no such child. Every logs request reads it.
    */
   async getChildWithLogsVersion(id: string): Promise<{ child: ChildRow; logsVersion: number } | undefined> {
-    const { db } = this.connection;
-    this.childQuery ??= db.selectFrom('workflows').selectAll().where('id', '=', '').compile();
-    const { rows } = await db.executeQuery<Selectable<Tables['workflows']>>({ ...this.childQuery, parameters: [id] });
-    const row = rows[0];
+    const [row] = await this.childQuery.rows(this.connection.db, [id]);
     return row && { child: toChild(row), logsVersion: Number(row.logs_version) };
   }
 

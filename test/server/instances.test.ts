@@ -311,7 +311,11 @@ describe('one database, any instance answers', () => {
     const child = (await a.api('POST', `/workflow/${REFUSE}/install`, {}, user.token)).body.workflowId;
     const hook = new URL((await a.api('GET', `/workflow/${child}`)).body.webhookUrl).pathname;
     const post = (instance: Instance) =>
-      fetch(new URL(hook, instance.url), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+      fetch(new URL(hook, instance.url), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{}',
+      });
     assert.ok((await post(a)).status < 300);
     // Read twice on A, so that A sends its page as kept.
     assert.equal((await executions(a, child)).length, 1);
