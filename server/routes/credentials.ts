@@ -89,11 +89,12 @@ const credentials: RoutePlugin = async (api, deps) => {
         const value = fields.string(parameter.name, { max: 2000 });
         values[parameter.name] = value;
         // A value that goes into a URL must fit its pattern, so it can never move the credential elsewhere.
-        const pattern = app.parameters.find((p) => p.name === parameter.name)?.pattern;
-        if (value && pattern && !pattern.test(value)) {
+        const rule = app.parameters.find((p) => p.name === parameter.name);
+        if (value && rule?.pattern && !rule.pattern.test(value)) {
+          // The modal shows this next to the field: plain words, never the expression.
           fields.errors.push({
             path: `body.${parameter.name}`,
-            message: `${parameter.displayName} must match ${pattern.source}.`,
+            message: rule.patternMessage ?? `This is not a valid ${parameter.displayName}: check it and try again.`,
           });
         }
       }
@@ -151,7 +152,10 @@ const credentials: RoutePlugin = async (api, deps) => {
         for (const [name, pattern] of Object.entries(oauthApp.auth.connectionValues)) {
           const value = fields.string(name, { max: 200 });
           if (value && !new RegExp(pattern, 'u').test(value))
-            fields.errors.push({ path: `body.${name}`, message: `${name} must match ${pattern}.` });
+            fields.errors.push({
+              path: `body.${name}`,
+              message: `This is not a valid ${name}: check it and try again.`,
+            });
           connection[name] = value;
         }
         fields.onlyKnown(Object.keys(oauthApp.auth.connectionValues));
