@@ -37,6 +37,8 @@ export interface ConnectionsOptions {
   secrets: SecretBox;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
+  /** The service's own origin (the local provider's `auth` paths are on it). */
+  serviceUrl: () => string;
 }
 
 export interface BlockAccess {
@@ -70,7 +72,8 @@ export class Connections {
     }
     let credential = secrets.open<StoredCredential>(row.secret);
     const auth = config.auth;
-    const oauthApp: OAuthApp | undefined = auth?.kind === 'oauth2' ? { integration, auth } : undefined;
+    const oauthApp: OAuthApp | undefined =
+      auth?.kind === 'oauth2' ? { integration, auth, serviceUrl: this.options.serviceUrl() } : undefined;
     const place = (c: StoredCredential) => {
       const access = placeCredential(config, c);
       if (!access) {
@@ -169,7 +172,7 @@ export interface Disconnected {
  * the app's answer.
  */
 export async function disconnect(
-  { store, catalog, secrets, env, log }: ConnectionsOptions,
+  { store, catalog, secrets, env, log, serviceUrl }: ConnectionsOptions,
   userId: string,
   integration: string,
 ): Promise<Disconnected | undefined> {
@@ -180,7 +183,7 @@ export async function disconnect(
   let revocation: Disconnected['revocation'] = 'not-supported';
   if (auth?.kind === 'oauth2' && auth.revocationUrl && credential.kind === 'oauth2') {
     try {
-      await revokeCredential({ integration, auth }, env, credential);
+      await revokeCredential({ integration, auth, serviceUrl: serviceUrl() }, env, credential);
       revocation = 'revoked';
     } catch (error) {
       revocation = 'failed';

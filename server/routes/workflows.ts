@@ -4,6 +4,7 @@ import type { Principal } from '../auth.js';
 import { CatalogAnswers } from '../catalog/answers.js';
 import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
 import { badRequest, conflict, HttpProblem, notFound, sendJsonText } from '../http.js';
+import { LogsPages } from '../logs-pages.js';
 import {
   ChildWorkflowSchema,
   ErrorLogEntrySchema,
@@ -100,6 +101,8 @@ const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
 const workflows: RoutePlugin = async (api, { store, catalog }) => {
   // The catalog's listings, serialized once per origin and filter (issue 29).
   const answers = new CatalogAnswers(catalog);
+  // Logs pages, kept per workflow at its logs version (issue 29).
+  const pages = new LogsPages();
   /**
    * The child workflow a caller names. Another user's child answers exactly as a missing one,
    * so a token never learns that someone else's workflow exists.
@@ -275,16 +278,21 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
           missing.map((i) => ({ path: `integrations.${i.name}`, message: `${i.displayName} is not connected.` })),
         );
       }
-      let child: ChildRow;
-      try {
-        child = await store.children.create(userId, parent.workflowId, variables);
-      } catch (error) {
-        // Two installs at once (a double click): the second finds the first's row.
-        if (uniqueViolation(error) === null) throw error;
-        const winner = (await store.children.find(userId, parent.workflowId))!;
-        throw conflict(`This workflow is already installed as ${winner.id}.`, { workflowId: winner.id });
+      // Two installs at once (a double click): the second finds the first's row. That row may be
+      // uninstalled before the second looks for it; then the second tries again.
+      for (let attempt = 1; ; attempt++) {
+        let child: ChildRow;
+        try {
+          child = await store.children.create(userId, parent.workflowId, variables);
+        } catch (error) {
+          if (uniqueViolation(error) === null) throw error;
+          const winner = await store.children.find(userId, parent.workflowId);
+          if (winner) throw conflict(`This workflow is already installed as ${winner.id}.`, { workflowId: winner.id });
+          if (attempt < 3) continue;
+          throw conflict('This workflow was installed and uninstalled at the same time. Try again.');
+        }
+        return reply.code(201).send({ workflowId: child.id, active: true });
       }
-      return reply.code(201).send({ workflowId: child.id, active: true });
     },
   );
 
@@ -384,10 +392,19 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
         await childFor(workflowId, request.principal);
         return { data: [] };
       }
-      // The child and the page in one query; the page is answered only if the caller may read it.
+      // The child and its logs version first: the page is answered only if the caller may read
+      // it, and one kept at that version is sent as it is (LogsPages).
+      const head = await store.logs.getChildWithLogsVersion(workflowId);
+      await childFor(workflowId, request.principal, { child: head?.child });
+      const key = `${page}:${limit}:${order}`;
+      const kept = pages.get(workflowId, head!.logsVersion, key);
+      if (kept) return sendJsonText(reply, kept);
       const read = await store.logs.getChildWithExecutions(workflowId, page, limit, order);
-      await childFor(workflowId, request.principal, { child: read?.child });
-      return sendJsonText(reply, executionLogBody(read!.executions));
+      // Removed since: as if it had never been there.
+      if (!read) await childFor(workflowId, request.principal, { child: undefined });
+      const body = Buffer.from(executionLogBody(read!.executions));
+      pages.keep(workflowId, head!.logsVersion, key, body);
+      return sendJsonText(reply, body);
     },
   );
 

@@ -35,24 +35,18 @@ export async function postgresKysely(
     },
   });
   // A server that goes away drops its connections; the pool replaces them on the next query.
-  // A dropped connection emits 'error', and an 'error' nobody listens to ends the process: the
-  // pool listens on idle connections, but not on one checked out between two queries of a
-  // transaction or mid-query. The query that was running fails on its own (a 503 for its
-  // request), and the pool discards a connection that failed when it is released.
+  // A dropped connection emits 'error', and an 'error' nobody listens to ends the process. The
+  // pool listens only while a connection is idle in it, not while it is checked out (between
+  // two queries of a transaction, or mid-query) nor while it is being closed: so every
+  // connection gets a listener of its own for its whole life. The query that was running fails
+  // on its own (a 503 for its request), and the pool discards a connection that failed.
   pool.on('error', () => {});
-  const listened = new WeakSet<object>();
+  pool.on('connect', (client) => client.on('error', () => {}));
   const prepared = new PreparedNames();
   return new Kysely<Tables>({
     dialect: new PostgresDialect({
       pool: {
-        connect: async () => {
-          const client = await pool.connect();
-          if (!listened.has(client)) {
-            listened.add(client);
-            client.on('error', () => {});
-          }
-          return prepared.on(client);
-        },
+        connect: async () => prepared.on(await pool.connect()),
         end: () => pool.end(),
       } as unknown as import('pg').Pool,
     }),

@@ -8,21 +8,27 @@ import { assertProblem, sample, TestService } from './support.js';
 // shared one would fail every other test). Runs in the PostgreSQL pass of the suite.
 const skip = BACKEND === 'postgres' ? false : 'runs in the PostgreSQL pass';
 
-describe('PostgreSQL stopped and started again', { skip }, () => {
-  let cluster: Cluster;
-  let forge: TestService;
+/** A cluster of the describe's own and a service on it, for the tests of one describe. */
+function serviceOnOwnCluster(options: { scheduler?: boolean } = {}) {
+  const own = {} as { cluster: Cluster; forge: TestService };
   before(async () => {
-    cluster = await startCluster();
-    forge = await TestService.start({ db: cluster.url });
+    own.cluster = await startCluster();
+    own.forge = await TestService.start({ db: own.cluster.url, ...options });
   });
   after(async () => {
-    await forge?.close();
-    cluster?.remove();
+    await own.forge?.close();
+    own.cluster?.remove();
   });
+  return own;
+}
+
+describe('PostgreSQL stopped and started again', { skip }, () => {
+  const own = serviceOnOwnCluster();
 
   test('answers 503 problem documents while it is down, then recovers by itself with nothing lost', {
     timeout: 120_000,
   }, async () => {
+    const { cluster, forge } = own;
     const saved = await forge.asHost('POST', '/user', { name: 'Before Stop', email: 'before-stop@example.com' });
     assert.equal(saved.status, 200, saved.text);
     const { userId, token, childId } = await forge.userWithChild();
@@ -64,21 +70,13 @@ describe('PostgreSQL stopped and started again', { skip }, () => {
 });
 
 describe('PostgreSQL restarted six times under load', { skip }, () => {
-  let cluster: Cluster;
-  let forge: TestService;
-  before(async () => {
-    cluster = await startCluster();
-    // The minute scheduler and the delivery loop run too: their queries meet the outages as well.
-    forge = await TestService.start({ db: cluster.url, scheduler: true });
-  });
-  after(async () => {
-    await forge?.close();
-    cluster?.remove();
-  });
+  // The minute scheduler and the delivery loop run too: their queries meet the outages as well.
+  const own = serviceOnOwnCluster({ scheduler: true });
 
   test('the service stays up, answers only 2xx, 409 or 503 database-unavailable, and is ready as soon as it is back', {
     timeout: 240_000,
   }, async () => {
+    const { cluster, forge } = own;
     const { token, userId } = await forge.newUser();
     for (const integration of sample.parent.integrations) await forge.connect(userId, integration);
     const statuses = new Map<number, number>();
