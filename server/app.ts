@@ -9,6 +9,7 @@ import { Connections } from './engine/connections.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
+import { OptionsReader } from './engine/options.js';
 import { HttpProblem, MAX_BODY_BYTES } from './http.js';
 import {
   LOCAL_CLIENT_ID_ENV,
@@ -173,7 +174,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   // Names this process in the claims and leases it takes, so a row says which instance holds it.
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   // What the route modules are given, but for the engine and delivery, which need some of it first.
-  const base: Omit<ServiceDeps, 'engine' | 'delivery'> = {
+  const base: Omit<ServiceDeps, 'engine' | 'delivery' | 'options'> = {
     store,
     catalog,
     authKeys,
@@ -208,27 +209,30 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     logger: logger.child({ component: 'delivery' }),
     metrics,
   });
+  const connections = new Connections({
+    store,
+    catalog,
+    secrets,
+    env: base.env,
+    log: base.log,
+    serviceUrl: () => serviceOrigin(),
+  });
+  /** What `{{env.X}}` stands for in the catalog (block parameters, an options source's URL). */
+  const catalogEnv = { SANDBOX_URL: (options.sandboxUrl ?? DEFAULT_SANDBOX_URL).replace(/\/+$/, '') };
   const engine = new Engine({
     store,
     catalog,
-    connections: new Connections({
-      store,
-      catalog,
-      secrets,
-      env: base.env,
-      log: base.log,
-      serviceUrl: () => serviceOrigin(),
-    }),
+    connections,
     secrets,
     delivery,
-    env: { SANDBOX_URL: (options.sandboxUrl ?? DEFAULT_SANDBOX_URL).replace(/\/+$/, '') },
+    env: catalogEnv,
     httpTimeoutMs: options.httpTimeoutMs,
     instanceId,
     clock: options.clock,
     logger: logger.child({ component: 'engine' }),
     metrics,
   });
-  const deps: ServiceDeps = { ...base, engine, delivery };
+  const deps: ServiceDeps = { ...base, engine, delivery, options: new OptionsReader(connections, catalogEnv) };
   // The service's own origin, once it listens: the local provider's paths in `auth` are on it.
   const serviceOrigin = () => serviceOriginOf(deps, app);
   const localProvider = new LocalProvider({

@@ -58,6 +58,29 @@ type Handler = (request: { segments: string[]; query: URLSearchParams; body: Rec
 
 const MAX_KEPT_REQUESTS = 1000;
 
+/** The sandbox Slack workspace's public channels: [id, name]. */
+export const SLACK_CHANNELS: Array<[id: string, name: string]> = [
+  'general',
+  'payments',
+  'sales',
+  'finance',
+  'support',
+  'marketing',
+  'engineering',
+  'random',
+  'announcements',
+  'design',
+  'operations',
+  'hiring',
+].map((name, i) => [`C0${String(i + 1).padStart(8, '0')}`, name]);
+
+/** Where a page starts: Slack's cursors are opaque; the sandbox's are `offset:<n>` in base64. */
+function cursorOffset(cursor: string | null): number | undefined {
+  if (!cursor) return 0;
+  const match = /^offset:(\d{1,6})$/.exec(Buffer.from(cursor, 'base64').toString('utf8'));
+  return match ? Number(match[1]) : undefined;
+}
+
 const RECENT_CONTACTS = [
   { email: 'grace@example.com', firstName: 'Grace', lastName: 'Hopper' },
   { email: 'alan@example.com', firstName: 'Alan', lastName: 'Turing' },
@@ -81,9 +104,29 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     });
 
   const routes: Record<string, Handler> = {
+    // Slack's channel list, paged as Slack pages it (`cursor`, `limit`, `response_metadata.next_cursor`):
+    // what a settings field offers to choose from (issue 26).
+    'GET /slack/conversations.list': ({ query }) => {
+      const limit = Math.min(Math.max(Number(query.get('limit')) || 100, 1), 1000);
+      const start = cursorOffset(query.get('cursor'));
+      if (start === undefined) return { status: 200, body: { ok: false, error: 'invalid_cursor' } };
+      const page = SLACK_CHANNELS.slice(start, start + limit);
+      const rest = start + limit < SLACK_CHANNELS.length;
+      return {
+        status: 200,
+        body: {
+          ok: true,
+          channels: page.map(([id, name]) => ({ id, name, is_channel: true, is_private: false })),
+          response_metadata: { next_cursor: rest ? Buffer.from(`offset:${start + limit}`).toString('base64') : '' },
+        },
+      };
+    },
     'POST /slack/chat.postMessage': ({ body }) => {
       const channel = typeof body.channel === 'string' ? body.channel : '';
-      if (!/^#[\w-]+$/.test(channel)) return { status: 404, body: { ok: false, error: 'channel_not_found' } };
+      // A channel by its name, or by the id the channel list gives.
+      if (!/^#[\w-]+$/.test(channel) && !SLACK_CHANNELS.some(([id]) => id === channel)) {
+        return { status: 404, body: { ok: false, error: 'channel_not_found' } };
+      }
       if (typeof body.text !== 'string' || !body.text.trim())
         return { status: 400, body: { ok: false, error: 'no_text' } };
       return {

@@ -427,6 +427,14 @@ export const UpdateUserBody = Type.Object(
 /** Install's answer: the new child workflow, switched on. */
 export const InstallResponseSchema = Type.Object({ workflowId: Type.String(), active: Type.Literal(true) });
 
+/** One page of a select variable's choices, read from the user's own app (issue 26). */
+export const OptionsPageSchema = Type.Object({
+  options: Type.Array(Type.Object({ value: Type.Union([Type.String(), Type.Number()]), label: Type.String() }), {
+    description: 'The choices: `value` is what the variable stores, `label` what the user reads.',
+  }),
+  next: Type.Optional(Type.String({ description: 'Give it as `cursor` for the next page; absent on the last.' })),
+});
+
 /** The values of one variable block after a change. */
 export const SetVariablesResponseSchema = Type.Object({
   blockId: Type.String(),

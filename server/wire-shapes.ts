@@ -61,6 +61,7 @@ export type WireShapesAgree = [
   Holds<Agree<typeof Schemas.UserConnectionSchema, Client.UserConnection>>,
   Holds<Agree<typeof Schemas.DisconnectedSchema, Client.Disconnected>>,
   Holds<Agree<typeof Schemas.SetupSchema, Client.Setup>>,
+  Holds<Agree<typeof Schemas.OptionsPageSchema, Client.OptionsPage>>,
   Holds<Agree<typeof Schemas.HostSettingsSchema, Client.HostSettings>>,
   Holds<Agree<typeof Schemas.HostSettingsUpdateSchema, Client.HostSettingsUpdate>>,
   Holds<Agree<typeof Schemas.InstallResponseSchema, Client.InstallResponse>>,

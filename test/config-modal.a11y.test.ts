@@ -172,6 +172,9 @@ describe('<forge-config-modal> by keyboard', () => {
         name: 'channel',
         value: '#keyboard',
         description: 'The Slack channel that gets the announcement.',
+        // Chosen from the user's Slack (issue 26); the modal's combobox is not built yet, so it is typed.
+        type: 'select',
+        source: { integration: 'slack' },
       },
     ]);
   });

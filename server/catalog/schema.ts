@@ -135,6 +135,7 @@ export const CatalogFileSchema = Type.Object(
 
 export type CatalogFile = Static<typeof CatalogFileSchema>;
 export type CatalogVariable = Static<typeof CatalogVariableSchema>;
+export type CatalogOptionsSource = Static<typeof CatalogOptionsSourceSchema>;
 
 const validate = new Ajv({ allErrors: true, verbose: true }).compile<CatalogFile>(CatalogFileSchema);
 

@@ -5,6 +5,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { Clock } from '../clock.js';
 import type { Delivery } from '../engine/delivery.js';
 import type { Engine } from '../engine/engine.js';
+import type { OptionsReader } from '../engine/options.js';
 import { originOfHost } from '../http.js';
 import type { RateLimiter } from '../rate-limit.js';
 import type { SecretBox } from '../secrets.js';
@@ -43,6 +44,8 @@ export interface ServiceDeps {
   engine: Engine;
   /** Sends error log entries to the host's webhook and event bus. */
   delivery: Delivery;
+  /** Reads a select variable's choices from the user's own app (GET /workflow/:workflowId/options). */
+  options: OptionsReader;
 }
 
 /** The OAuth redirect URI a host registers with each provider: `<public url>/forge/2021-12/oauth/callback`. */

@@ -3,6 +3,7 @@ import type { VariableValue, VariableValues } from 'forge-embed/client';
 import type { Principal } from '../auth.js';
 import { CatalogAnswers } from '../catalog/answers.js';
 import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
+import { OptionsFailure } from '../engine/options.js';
 import { badRequest, conflict, HttpProblem, notFound, sendJsonText } from '../http.js';
 import { LogsPages } from '../logs-pages.js';
 import {
@@ -10,6 +11,7 @@ import {
   ErrorLogEntrySchema,
   ExecutionLogEntrySchema,
   InstallResponseSchema,
+  OptionsPageSchema,
   ParentWorkflowSchema,
   ref,
   SetVariablesResponseSchema,
@@ -98,7 +100,7 @@ const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
     'Variable name → value (a string or a number; a boolean for a boolean variable), as the block defines them and within their rules (type, required, pattern, min/max, options; docs/api.md, "Variables"). A numeric string is stored as a number for a number variable, "true"/"false" as a boolean for a boolean one.',
 });
 
-const workflows: RoutePlugin = async (api, { store, catalog }) => {
+const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
   // The catalog's listings, serialized once per origin and filter (issue 29).
   const answers = new CatalogAnswers(catalog);
   // Logs pages, kept per workflow at its logs version (issue 29).
@@ -360,6 +362,94 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
         return next[blockId]!;
       });
       return blockValuesView(block, merged);
+    },
+  );
+
+  // The choices of a select variable whose `source` is the user's own app (issue 26).
+  api.get(
+    '/workflow/:workflowId/options',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Choices for a select variable, read from the user’s own app',
+        description:
+          'Calls the app of the variable’s `source` with the token user’s credential (sent only to that app’s origin) and answers its choices, a page at a time; a page is kept 30 seconds per user. 400 `integration-not-connected` when the user has not connected the app; 409 `connection-refused` when the app refuses the credential (connect it again); 502 `app-failed` when the app fails otherwise (try again).',
+        tags: ['embed'],
+        params: Type.Object({
+          workflowId: Type.String({
+            description: 'The parent workflow id when installing, or the user’s child workflow id when editing.',
+          }),
+        }),
+        querystring: Type.Object({
+          // Required, but checked after the workflow: another user's id is a 404 whatever the query.
+          blockId: Type.Optional(Type.String({ description: 'Required: the variable block.' })),
+          variable: Type.Optional(
+            Type.String({ description: 'Required: the name of a select variable with a `source`.' }),
+          ),
+          search: Type.Optional(Type.String({ maxLength: 200, description: 'Words the choices’ labels contain.' })),
+          cursor: Type.Optional(Type.String({ maxLength: 2000, description: 'A page’s `next`: the page after it.' })),
+        }),
+        response: { 200: OptionsPageSchema },
+      },
+    },
+    async (request) => {
+      const { userId } = request.principal;
+      const { blockId, variable: name, search, cursor } = request.query;
+      // The user's own copy when editing; a parent on offer when installing. Another user's
+      // copy is a 404, exactly as one that does not exist.
+      const child = await store.children.get(request.params.workflowId);
+      const parent =
+        child && child.userId === userId
+          ? parentOf(child, (id) => catalog.get(id))
+          : child
+            ? undefined
+            : catalog.get(request.params.workflowId)?.active
+              ? catalog.get(request.params.workflowId)
+              : undefined;
+      if (!parent) {
+        throw notFound(
+          `No workflow ${request.params.workflowId}: give a parent id from GET /workflow, or the id of your own copy.`,
+        );
+      }
+      const fields = new FieldChecker(request.query, 'query');
+      fields.string('blockId');
+      fields.string('variable');
+      fields.done();
+      const given = new FieldChecker(request.query, 'query');
+      given.string('blockId');
+      given.string('variable');
+      given.done();
+      const block = parent.blocks.find((b) => b.id === blockId && b.type === 'variables');
+      const variable = block?.parameters.variables?.find((v) => v.name === name);
+      if (!block || !variable?.source) {
+        const path = block ? 'query.variable' : 'query.blockId';
+        const message = block
+          ? `${name} is not a variable of this block whose choices come from an app.`
+          : `No variable block ${blockId} in workflow ${parent.workflowId}.`;
+        throw badRequest(message, [{ path, message }]);
+      }
+      const { source } = variable;
+      const app = catalog.integrations.get(source.integration)?.displayName ?? source.integration;
+      try {
+        return await options.read({
+          userId,
+          key: `${parent.workflowId}\n${block.id}\n${name}`,
+          source,
+          appName: app,
+          search: search?.trim() || undefined,
+          cursor,
+        });
+      } catch (error) {
+        if (!(error instanceof OptionsFailure)) throw error;
+        const errors = [{ path: `integrations.${source.integration}`, message: error.message }];
+        if (error.kind === 'not-connected') {
+          throw new HttpProblem(400, 'integration-not-connected', 'Integration not connected', error.message, errors);
+        }
+        if (error.kind === 'refused') {
+          throw new HttpProblem(409, 'connection-refused', `${app} refused the connection`, error.message, errors);
+        }
+        throw new HttpProblem(502, 'app-failed', `${app} failed`, `${error.message} Try again.`, errors);
+      }
     },
   );
 

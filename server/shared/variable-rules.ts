@@ -129,8 +129,9 @@ export function checkValue(variable: VariableRules, value: unknown): ValueCheck 
       if (typeof value !== 'string' && !(typeof value === 'number' && Number.isFinite(value))) {
         return { problem: { rule: 'type', expected: 'string or number' } };
       }
-      // Choices read from the user's app are the app's to check; fixed ones are checked here.
-      if (!variable.options) return textRules(variable, String(value));
+      // Choices read from the user's app are the app's to check (a number kept as sent); fixed
+      // ones are checked here.
+      if (!variable.options) return typeof value === 'number' ? { value } : textRules(variable, value);
       // A text sent for a numeric choice (the interface declares strings) is that choice.
       const chosen = variable.options.find((option) => String(option.value) === String(value));
       return chosen ? { value: chosen.value } : { problem: { rule: 'option', options: variable.options } };

@@ -6,6 +6,8 @@ import type {
   InstallRequest,
   InstallResponse,
   OAuthStart,
+  OptionsPage,
+  OptionsQuery,
   ParentWorkflow,
   ProblemDocument,
   Setup,
@@ -128,6 +130,18 @@ export class ForgeEmbedClient {
     const search =
       query.workflowId !== undefined ? `workflowId=${enc(query.workflowId)}` : `integration=${enc(query.integration)}`;
     return this.request('GET', `/setup?${search}`, undefined, options);
+  }
+
+  /**
+   * One page of a select variable's choices, read from the user's own app with the user's
+   * credential (extension, issue 26). `workflowId` is the parent when installing, the user's
+   * copy when editing. An app that refuses the credential is a 409 `connection-refused`.
+   */
+  getOptions(workflowId: string, query: OptionsQuery, options?: CallOptions): Promise<OptionsPage> {
+    const search = new URLSearchParams({ blockId: query.blockId, variable: query.variable });
+    if (query.search) search.set('search', query.search);
+    if (query.cursor) search.set('cursor', query.cursor);
+    return this.request('GET', `/workflow/${enc(workflowId)}/options?${search}`, undefined, options);
   }
 
   /**

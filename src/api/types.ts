@@ -281,6 +281,24 @@ export interface Disconnected {
  * Extension: everything the configuration modal needs to open, from `GET /setup` — the parents
  * on offer, the token user's copies of exactly those, and the user's connected integrations.
  */
+/** Extension (issue 26): one page of a select variable's choices, read from the user's own app. */
+export interface OptionsPage {
+  options: VariableOption[];
+  /** Give it as `cursor` for the next page; absent on the last. */
+  next?: string;
+}
+
+/** What `GET /workflow/:workflowId/options` asks for. */
+export interface OptionsQuery {
+  /** The variable block and the variable (its `name`) whose choices are wanted. */
+  blockId: string;
+  variable: string;
+  /** Words the choices' labels contain. */
+  search?: string;
+  /** A page's `next`, for the page after it. */
+  cursor?: string;
+}
+
 export interface Setup {
   /** The one parent asked for, or the active parents using the integration (none for an unknown one). */
   workflows: ParentWorkflow[];

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
+import { type RunningSandbox, startSandbox } from '../../server/sandbox.js';
 import { LOCAL_PROVIDER_PREFIX } from '../../server/views.js';
 import { type Answer, API, APP_ORIGIN, demoCatalog, sample, TestService } from './support.js';
 
@@ -39,6 +40,7 @@ interface Spec {
 }
 
 let forge: TestService;
+let sandbox: RunningSandbox;
 let routes: Route[];
 let user: { userId: string; token: string; email: string; childId: string };
 
@@ -48,18 +50,29 @@ const parametersIntegration = demoCatalog.integrations.find((i) => i.requiredPar
 /** One the shared user never connects (it connects what webhookParent uses). */
 const unconnectedIntegration = demoCatalog.integrations.find((i) => !webhookParent.integrations.includes(i.name))!;
 const variables = sample.variablesBlock.parameters.variables!;
+/** A workflow whose Slack channel is chosen from the app (GET /workflow/:workflowId/options), and its block. */
+const sourceParent = demoCatalog.workflows.find((w) =>
+  w.blocks.some((b) => b.parameters.variables?.some((v) => v.source)),
+)!;
+const sourceBlock = sourceParent.blocks.find((b) => b.parameters.variables?.some((v) => v.source))!;
 let emails = 0;
 
 before(async () => {
   // Rate limits would turn valid requests into 429s; they have their own tests.
+  // The apps a settings field reads its choices from (GET /workflow/:workflowId/options).
+  sandbox = await startSandbox({ port: 0 });
   forge = await TestService.start({
     rateLimits: { token: false, credentials: false, oauth: false, webhook: false },
+    sandboxUrl: sandbox.url,
   });
   routes = forge.service.routes as Route[];
   const created = await forge.newUser();
   user = { ...created, childId: await forge.install(created.userId, created.token, webhookParent) };
 });
-after(() => forge.close());
+after(async () => {
+  await forge.close();
+  await sandbox.close();
+});
 
 // Generators -------------------------------------------------------------------------------
 
@@ -240,6 +253,31 @@ const SPECS: Record<string, Spec> = {
     ),
   },
   'GET /workflow/:workflowId/errors': { valid: fc.constant(now({ params: child() })), invalid: withUnknownChild },
+  'GET /workflow/:workflowId/options': {
+    queryKeys: ['blockId', 'variable', 'search', 'cursor'],
+    valid: fc.option(text(30), { nil: undefined }).map((search) => async () => {
+      // A user whose Slack connection the sandbox takes (an OAuth token it does not refuse).
+      const fresh = await freshUser();
+      await forge.store.credentials.save(
+        fresh.userId,
+        'slack',
+        forge.service.secrets.seal({ kind: 'oauth2', accessToken: `test-${fresh.userId}` }),
+      );
+      const query = { blockId: sourceBlock.id, variable: 'channel', ...(search ? { search } : {}) };
+      return { params: { workflowId: sourceParent.workflowId }, query, credential: fresh.token };
+    }),
+    invalid: fc.oneof(
+      unknownId.map((workflowId) => ({
+        params: { workflowId },
+        query: { blockId: sourceBlock.id, variable: 'channel' },
+      })),
+      fc.constant({ params: { workflowId: sourceParent.workflowId }, query: { blockId: sourceBlock.id } }),
+      text(30).map((variable) => ({
+        params: { workflowId: sourceParent.workflowId },
+        query: { blockId: sourceBlock.id, variable: `${variable}!` },
+      })),
+    ),
+  },
   'POST /user': {
     valid: fc.tuple(text(), email()).map(([name, address]) => now({ params: {}, body: { name, email: address } })),
     invalid: fc.oneof(

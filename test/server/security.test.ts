@@ -121,6 +121,7 @@ describe('the route table', () => {
       'GET /workflow/:workflowId',
       'GET /workflow/:workflowId/errors',
       'GET /workflow/:workflowId/logs',
+      'GET /workflow/:workflowId/options',
       'PATCH /workflow/:workflowId/variables/:blockId',
       'POST /credentials/:integration',
       'POST /credentials/:integration/oauth',

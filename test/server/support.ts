@@ -54,6 +54,20 @@ export const demoCatalog = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8')) as {
   workflows: DemoWorkflow[];
 };
 
+/**
+ * A block's parameters as the service lists them: a variable's `source` only by its integration
+ * (how the choices are read stays on the service).
+ */
+export function listedParameters(parameters: DemoBlock['parameters']): DemoBlock['parameters'] {
+  if (!parameters.variables) return parameters;
+  return {
+    ...parameters,
+    variables: parameters.variables.map((variable) =>
+      variable.source ? { ...variable, source: { integration: variable.source.integration } } : variable,
+    ),
+  };
+}
+
 export const integrationNamed = (name: string): Integration => {
   const found = demoCatalog.integrations.find((i) => i.name === name);
   assert.ok(found, `the demo catalog has no integration ${name}`);

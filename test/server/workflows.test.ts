@@ -9,6 +9,7 @@ import {
   type DemoWorkflow,
   demoCatalog,
   integrationNamed,
+  listedParameters,
   otherParent,
   sample,
   TestService,
@@ -66,7 +67,7 @@ function assertParent(actual: ParentWorkflow, expected: DemoWorkflow): void {
     assert.equal(block.id, source.id);
     assert.equal(block.name, source.name);
     assert.equal(block.type, source.type);
-    assert.deepEqual(block.parameters, source.parameters);
+    assert.deepEqual(block.parameters, listedParameters(source.parameters));
   }
 }
 
@@ -143,7 +144,7 @@ describe('POST /workflow/:workflowId/install', () => {
 
     const child = (await forge.asUser(token, 'GET', `/workflow/${answer.body.workflowId}`)).body;
     const block = child.blocks.find((b: { id: string }) => b.id === variablesBlock.id);
-    assert.deepEqual(block.parameters.variables, variablesBlock.parameters.variables);
+    assert.deepEqual(block.parameters.variables, listedParameters(variablesBlock.parameters).variables);
   });
 
   test('an install without a body is an install with the defaults', async () => {
@@ -396,7 +397,7 @@ describe('PATCH /workflow/:workflowId/variables/:blockId', () => {
       });
       const child = (await forge.asHost('GET', `/workflow/${childId}`)).body;
       const stored = child.blocks.find((b: { id: string }) => b.id === variablesBlock.id).parameters.variables;
-      assert.deepEqual(stored, variablesBlock.parameters.variables);
+      assert.deepEqual(stored, listedParameters(variablesBlock.parameters).variables);
     });
   }
 
