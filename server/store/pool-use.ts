@@ -1,4 +1,4 @@
-import type { Dialect } from 'kysely';
+import type { DatabaseConnection, Dialect } from 'kysely';
 
 /**
  * How the service uses its database connections, for the metrics (issue 28): connections it
@@ -18,8 +18,15 @@ export class PoolUse {
 
   /** `dialect` with its driver counting into this. */
   counting(dialect: Dialect): Dialect {
+    // A dialect of one connection (SQLite) is serialised by Kysely itself, before the driver is
+    // asked, where nothing can count who waits: the same one-at-a-time lock is taken here instead.
+    const single = dialect.createAdapter().supportsMultipleConnections === false;
+    const lock = single ? new CountedLock(this) : undefined;
     return {
-      createAdapter: () => dialect.createAdapter(),
+      createAdapter: () => {
+        const adapter = dialect.createAdapter();
+        return lock ? Object.create(adapter, { supportsMultipleConnections: { value: true } }) : adapter;
+      },
       createIntrospector: (db) => dialect.createIntrospector(db),
       createQueryCompiler: () => dialect.createQueryCompiler(),
       createDriver: () => {
@@ -27,21 +34,56 @@ export class PoolUse {
         const acquire = driver.acquireConnection.bind(driver);
         const release = driver.releaseConnection.bind(driver);
         driver.acquireConnection = async () => {
-          this.waiting++;
-          try {
-            const connection = await acquire();
-            this.inUse++;
-            return connection;
-          } finally {
-            this.waiting--;
+          let connection: DatabaseConnection;
+          if (lock) {
+            await lock.obtain();
+            connection = await acquire();
+          } else {
+            this.waiting++;
+            try {
+              connection = await acquire();
+            } finally {
+              this.waiting--;
+            }
           }
+          this.inUse++;
+          return connection;
         };
-        driver.releaseConnection = (connection) => {
+        driver.releaseConnection = async (connection) => {
           this.inUse--;
-          return release(connection);
+          try {
+            await release(connection);
+          } finally {
+            lock?.release();
+          }
         };
         return driver;
       },
     };
+  }
+}
+
+/** One holder at a time, first come first served; those in line are counted as waiting. */
+class CountedLock {
+  private held = false;
+  private readonly line: Array<() => void> = [];
+
+  constructor(private readonly use: PoolUse) {}
+
+  async obtain(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return;
+    }
+    this.use.waiting++;
+    // Handed over by `release` with the lock still held, so no one can take it in between.
+    await new Promise<void>((resolve) => this.line.push(resolve));
+    this.use.waiting--;
+  }
+
+  release(): void {
+    const next = this.line.shift();
+    if (next) next();
+    else this.held = false;
   }
 }
