@@ -164,6 +164,8 @@ export interface RunningService extends Service {
 export async function buildService(options: ServiceOptions = {}): Promise<Service> {
   const dbPath = options.db ?? 'forge.db';
   const logger = serviceLogger(options.logStream, options.logLevel);
+  // Fastify's, whose children log each request: the same stream and level, but the cheaper redaction.
+  const requestsLogger = serviceLogger(options.logStream, options.logLevel, { nested: false });
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
   const store = await Store.open(dbPath, options.pool);
@@ -236,7 +238,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const deps: ServiceDeps = { ...base, engine, delivery };
 
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
+    loggerInstance: requestsLogger as FastifyBaseLogger,
     // One line per request, written when it is answered (see the request log plugin), not two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,

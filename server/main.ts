@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { checkPublicUrl, oauthRedirectUri, startService } from './app.js';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
 import { type Clock, fileClock } from './clock.js';
 import { Engine } from './engine/engine.js';
-import { type Logger, serviceLogger } from './log.js';
+import { type Logger, serviceLogger, stdoutLog } from './log.js';
 import { DEMO_CATALOG } from './paths.js';
 import { parseRateLimits, type RateLimits } from './rate-limit.js';
 import { type RunningSandbox, startSandbox } from './sandbox.js';
@@ -335,10 +334,10 @@ if (command === 'check') {
   process.exit(0);
 }
 
-// The log: every line one JSON object (server/log.ts). Written synchronously: a line is on its
-// way out before the call returns, so what was logged before a crash or a kill -9 is not lost
-// in a buffer.
-const logDestination = pino.destination({ dest: 1, sync: true });
+// The log: every line one JSON object on stdout (server/log.ts). A warning, an error or a fatal
+// line is written before the call that logs it returns, so it is out before a crash or a kill -9;
+// the info lines of one event-loop turn (a line per request) go out together at its end.
+const logDestination = stdoutLog();
 const logger = serviceLogger(logDestination, logLevel);
 serviceLog = logger;
 const fatal = (what: string) => (error: unknown) => {
