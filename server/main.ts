@@ -349,7 +349,8 @@ process.on('unhandledRejection', fatal('an unhandled rejection'));
 
 // Tracing only when asked for: the OpenTelemetry SDK is loaded here or not at all, so a service
 // without a collector runs none of its code.
-const tracing = process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? (await import('./tracing.js')).startTracing() : undefined;
+const traceEndpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+const tracing = traceEndpoint ? (await import('./tracing.js')).startTracing() : undefined;
 
 let sandbox: RunningSandbox | undefined;
 try {
@@ -410,7 +411,7 @@ try {
   );
   if (sandbox) logger.info(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
   if (service.metricsUrl) logger.info(`Metrics (no API key) on ${service.metricsUrl}`);
-  if (tracing) logger.info(`Tracing: spans go to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT} (OTLP/HTTP)`);
+  if (tracing) logger.info(`Tracing: spans go to ${traceEndpoint} (OTLP/HTTP)`);
   logger.info(
     `Allowed origins: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'none (set FORGE_ALLOWED_ORIGINS)'}`,
   );

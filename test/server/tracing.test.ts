@@ -185,7 +185,10 @@ describe('traces', () => {
        } });`,
     )}`;
     const before = app.received.length;
-    const { service, webhookUrl } = await serviceWithWorkflow({ OTEL_EXPORTER_OTLP_ENDPOINT: '' }, ['--import', watch]);
+    const { service, webhookUrl } = await serviceWithWorkflow(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' },
+      ['--import', watch],
+    );
     try {
       const answer = await fetch(webhookUrl, {
         method: 'POST',
