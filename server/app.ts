@@ -12,6 +12,7 @@ import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
 import { HttpProblem, MAX_BODY_BYTES } from './http.js';
+import localProvider from './local-provider/routes.js';
 import { serviceLogger } from './log.js';
 import { Metrics } from './metrics.js';
 import { DEMO_CATALOG } from './paths.js';
@@ -25,8 +26,9 @@ import routeTable, { type RouteEntry } from './plugins/route-table.js';
 import shutdown from './plugins/shutdown.js';
 import validation from './plugins/validation.js';
 import { RateLimiter, type RateLimits } from './rate-limit.js';
+import connections from './routes/connections.js';
 import type { RoutePlugin, ServiceDeps } from './routes/context.js';
-import credentials, { localProvider } from './routes/credentials.js';
+import credentials from './routes/credentials.js';
 import health from './routes/health.js';
 import hooks from './routes/hooks.js';
 import meta, { probes } from './routes/meta.js';
@@ -42,7 +44,7 @@ import type { Tracing } from './trace.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from './views.js';
 
 /** The service interface's route modules, in the order of the route table and the OpenAPI document. */
-const API_ROUTES: RoutePlugin[] = [users, workflows, credentials, setup, hooks, health, settings, meta];
+const API_ROUTES: RoutePlugin[] = [users, workflows, credentials, connections, setup, hooks, health, settings, meta];
 
 export type { Access, RouteEntry } from './plugins/route-table.js';
 export { baseOf, type ServiceDeps } from './routes/context.js';

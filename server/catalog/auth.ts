@@ -142,11 +142,13 @@ export type ApiKeyAuth = Static<typeof ApiKeySchema>;
 export type BasicAuth = Static<typeof BasicSchema>;
 export type AuthConfig = OAuth2Auth | ApiKeyAuth | BasicAuth;
 
-/** A required parameter as the service uses it: the seed's fields plus `secret` and `pattern`. */
+/** A required parameter as the service uses it: the seed's fields plus `secret`, `pattern` and `patternMessage`. */
 export interface ParameterRule {
   name: string;
   secret: boolean;
   pattern?: RegExp;
+  /** What the user reads when a value does not fit `pattern` (plain words, not the expression). */
+  patternMessage?: string;
 }
 
 /** Everything the service knows of how to reach one integration's app. */
@@ -219,9 +221,11 @@ export function parseAppConfig(item: Record<string, unknown>, at: string, proble
   if (Array.isArray(item.requiredParameters)) {
     for (const [k, p] of item.requiredParameters.entries()) {
       if (typeof p !== 'object' || p === null) continue;
-      const { name, secret, pattern } = p as Record<string, unknown>;
+      const { name, secret, pattern, patternMessage } = p as Record<string, unknown>;
       if (secret !== undefined && typeof secret !== 'boolean')
         problems.push(`${where}.requiredParameters[${k}].secret: must be true or false`);
+      if (patternMessage !== undefined && (typeof patternMessage !== 'string' || !patternMessage.trim()))
+        problems.push(`${where}.requiredParameters[${k}].patternMessage: must be a text`);
       let compiled: RegExp | undefined;
       if (pattern !== undefined) {
         try {
@@ -231,7 +235,12 @@ export function parseAppConfig(item: Record<string, unknown>, at: string, proble
           problems.push(`${where}.requiredParameters[${k}].pattern: must be a regular expression, as a string`);
         }
       }
-      parameters.push({ name: String(name), secret: secret === true, ...(compiled ? { pattern: compiled } : {}) });
+      parameters.push({
+        name: String(name),
+        secret: secret === true,
+        ...(compiled ? { pattern: compiled } : {}),
+        ...(typeof patternMessage === 'string' && patternMessage.trim() ? { patternMessage } : {}),
+      });
     }
   }
   const config: AppConfig = { parameters };

@@ -257,16 +257,21 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
           missing.map((i) => ({ path: `integrations.${i.name}`, message: `${i.displayName} is not connected.` })),
         );
       }
-      let child: ChildRow;
-      try {
-        child = await store.children.create(userId, parent.workflowId, variables);
-      } catch (error) {
-        // Two installs at once (a double click): the second finds the first's row.
-        if (uniqueViolation(error) === null) throw error;
-        const winner = (await store.children.find(userId, parent.workflowId))!;
-        throw conflict(`This workflow is already installed as ${winner.id}.`, { workflowId: winner.id });
+      // Two installs at once (a double click): the second finds the first's row. That row may be
+      // uninstalled before the second looks for it; then the second tries again.
+      for (let attempt = 1; ; attempt++) {
+        let child: ChildRow;
+        try {
+          child = await store.children.create(userId, parent.workflowId, variables);
+        } catch (error) {
+          if (uniqueViolation(error) === null) throw error;
+          const winner = await store.children.find(userId, parent.workflowId);
+          if (winner) throw conflict(`This workflow is already installed as ${winner.id}.`, { workflowId: winner.id });
+          if (attempt < 3) continue;
+          throw conflict('This workflow was installed and uninstalled at the same time. Try again.');
+        }
+        return reply.code(201).send({ workflowId: child.id, active: true });
       }
-      return reply.code(201).send({ workflowId: child.id, active: true });
     },
   );
 

@@ -1,6 +1,7 @@
 import type {
   ChildWorkflow,
   ConnectedIntegration,
+  Disconnected,
   FieldError,
   InstallRequest,
   InstallResponse,
@@ -10,6 +11,7 @@ import type {
   Setup,
   SetupQuery,
   SetVariablesResponse,
+  UserConnection,
   UserWithWorkflows,
   VariableValues,
   WorkflowHealth,
@@ -159,9 +161,17 @@ export class ForgeEmbedClient {
     return this.request('PATCH', `/workflow/${enc(workflowId)}/variables/${enc(blockId)}`, values, options);
   }
 
-  /** Which integrations the token's user has connected (extension; never secrets). */
-  async listCredentials(options?: CallOptions): Promise<ConnectedIntegration[]> {
-    return (await this.request<{ data: ConnectedIntegration[] }>('GET', '/credentials', undefined, options)).data;
+  /** The token user's connections: when, whether each still works, as which account (extension; never secrets). */
+  async listCredentials(options?: CallOptions): Promise<UserConnection[]> {
+    return (await this.request<{ data: UserConnection[] }>('GET', '/credentials', undefined, options)).data;
+  }
+
+  /**
+   * Disconnects one of the token user's apps (extension): the app is asked to revoke the grant,
+   * the credential is deleted and the user's workflows that use it are switched off.
+   */
+  disconnect(integration: string, options?: CallOptions): Promise<Disconnected> {
+    return this.request('DELETE', `/credentials/${enc(integration)}`, undefined, options);
   }
 
   /** Stores an integration's required parameters for the token's user. */

@@ -185,6 +185,11 @@ export interface WorkflowHealth {
     /** The integration of the block that failed (its `name`), when it has one. */
     integration: string | null;
     createdAt: string;
+    /**
+     * Extension, on a `connection` failure only: when the user connected the integration again
+     * after it. There is nothing to reconnect now; the next run tells.
+     */
+    reconnectedAt?: string;
   } | null;
   /** For a workflow on a schedule that is switched on: when it runs next. */
   nextRunAt: string | null;
@@ -223,6 +228,27 @@ export interface ConnectedIntegration {
   connectedAt: string;
 }
 
+/** Extension: one of the user's connections, as `GET /credentials` and `GET /setup` answer it; never its secret. */
+export interface UserConnection extends ConnectedIntegration {
+  /** `broken` once the app refused the grant (revoked or expired); connecting again clears it at once. */
+  status: 'connected' | 'broken';
+  /** A display label the app gave (a workspace name, an e-mail), when it gave one; never a secret. */
+  account?: string;
+}
+
+/** Extension: what `DELETE /credentials/:integration` did. */
+export interface Disconnected {
+  integration: string;
+  /** The user's child workflows that used the integration and were on: now switched off. */
+  switchedOff: string[];
+  /**
+   * `revoked`: the app confirmed it revoked the grant. `not-supported`: the app has no revocation
+   * endpoint (or the connection is not OAuth). `failed`: the app could not be reached or refused;
+   * the service deleted its credential all the same, so the user may remove the access in the app.
+   */
+  revocation: 'revoked' | 'not-supported' | 'failed';
+}
+
 /**
  * Extension: everything the configuration modal needs to open, from `GET /setup` — the parents
  * on offer, the token user's copies of exactly those, and the user's connected integrations.
@@ -232,7 +258,8 @@ export interface Setup {
   workflows: ParentWorkflow[];
   /** The user's child workflows of those parents, in full as `GET /workflow/:workflowId` answers them. */
   installed: ChildWorkflow[];
-  credentials: ConnectedIntegration[];
+  /** The user's connections, as `GET /credentials` answers them. */
+  credentials: UserConnection[];
 }
 
 /** What `GET /setup` is asked about: one parent workflow, or every workflow using an integration. */

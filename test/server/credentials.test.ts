@@ -43,7 +43,7 @@ describe('POST /credentials/:integration (required parameters)', () => {
 
     const list = await forge.asUser(token, 'GET', '/credentials');
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body, { data: [saved.body] });
+    assert.deepEqual(list.body, { data: [{ ...saved.body, status: 'connected' }] });
     for (const value of Object.values(values)) {
       assert.ok(!saved.text.includes(value) && !list.text.includes(value), 'a secret value was returned');
     }

@@ -44,6 +44,8 @@ let user: { userId: string; token: string; email: string; childId: string };
 const webhookParent = demoCatalog.workflows.find((w) => w.blocks.some((b) => b.type === 'webhook'))!;
 const oauthIntegration = demoCatalog.integrations.find((i) => i.type === 'oauth2')!;
 const parametersIntegration = demoCatalog.integrations.find((i) => i.requiredParameters?.length)!;
+/** One the shared user never connects (it connects what webhookParent uses). */
+const unconnectedIntegration = demoCatalog.integrations.find((i) => !webhookParent.integrations.includes(i.name))!;
 const variables = sample.variablesBlock.parameters.variables!;
 let emails = 0;
 
@@ -256,6 +258,33 @@ const SPECS: Record<string, Spec> = {
     invalid: unknownId.map((userId) => ({ params: { userId } })),
   },
   'GET /credentials': { valid: fc.constant(now({ params: {} })), invalid: fc.constant({ params: {}, credential: '' }) },
+  'DELETE /credentials/:integration': {
+    valid: fc.constant(async () => {
+      const fresh = await freshUser();
+      await forge.connect(fresh.userId, parametersIntegration.name);
+      return { params: { integration: parametersIntegration.name }, credential: fresh.token };
+    }),
+    invalid: fc.oneof(
+      text(30).map((integration) => ({ params: { integration: `no-${integration}` } })),
+      // Known, but the shared user has no connection to it.
+      fc.constant({ params: { integration: unconnectedIntegration.name } }),
+    ),
+  },
+  'GET /user/:userId/credentials': {
+    valid: fc.constant(now({ params: { userId: '' } })),
+    invalid: unknownId.map((userId) => ({ params: { userId } })),
+  },
+  'DELETE /user/:userId/credentials/:integration': {
+    valid: fc.constant(async () => {
+      const fresh = await freshUser();
+      await forge.connect(fresh.userId, parametersIntegration.name);
+      return { params: { userId: fresh.userId, integration: parametersIntegration.name } };
+    }),
+    invalid: fc.oneof(
+      unknownId.map((userId) => ({ params: { userId, integration: parametersIntegration.name } })),
+      text(30).map((integration) => ({ params: { userId: '', integration: `no-${integration}` } })),
+    ),
+  },
   'GET /workflow-health': {
     valid: fc.constant(now({ params: {} })),
     invalid: fc.constant({ params: {}, credential: '' }),

@@ -110,6 +110,7 @@ describe('the route table', () => {
   test('the embed surface is exactly the operations DESIGN.md lists for a user token', () => {
     const embed = routes.filter((r) => r.access === 'user' || r.access === 'any').map(name);
     assert.deepEqual(embed.sort(), [
+      'DELETE /credentials/:integration',
       'DELETE /workflow/:workflowId',
       'GET /credentials',
       'GET /setup',
