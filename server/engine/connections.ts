@@ -52,6 +52,16 @@ export interface BlockAccess {
   renew?: () => Promise<AppAccess | undefined>;
 }
 
+/** A refresh for one user's connection to `app` (`name` to show), to replace the token `seen`. */
+interface RefreshRequest {
+  userId: string;
+  app: OAuthApp;
+  name: string;
+  seen: string;
+  /** The run's logger, so that what the refresh notes carries the execution id. */
+  runLog: Logger | undefined;
+}
+
 export class Connections {
   private readonly inFlight = new Map<string, Promise<OAuthCredential>>();
 
@@ -89,39 +99,26 @@ export class Connections {
       return access;
     };
     if (!oauthApp || credential.kind !== 'oauth2') return { access: place(credential) };
-    if (needsRefresh(credential)) {
-      credential = await this.refresh(userId, oauthApp, name, credential.accessToken, runLog);
-    }
+    const refresh = { userId, app: oauthApp, name, runLog };
+    if (needsRefresh(credential)) credential = await this.refresh({ ...refresh, seen: credential.accessToken });
     const used = credential.accessToken;
     return {
       access: place(credential),
-      renew: async () => place(await this.refresh(userId, oauthApp, name, used, runLog)),
+      renew: async () => place(await this.refresh({ ...refresh, seen: used })),
     };
   }
 
   /** A fresh token in place of `seen`: the one another run or instance already got, or a new one from the provider. */
-  private refresh(
-    userId: string,
-    app: OAuthApp,
-    name: string,
-    seen: string,
-    runLog: Logger | undefined,
-  ): Promise<OAuthCredential> {
-    const key = `${userId}\n${app.integration}`;
+  private refresh(request: RefreshRequest): Promise<OAuthCredential> {
+    const key = `${request.userId}\n${request.app.integration}`;
     const running = this.inFlight.get(key);
     if (running) return running;
-    const flight = this.refreshLocked(userId, app, name, seen, runLog).finally(() => this.inFlight.delete(key));
+    const flight = this.refreshLocked(request).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, flight);
     return flight;
   }
 
-  private async refreshLocked(
-    userId: string,
-    app: OAuthApp,
-    name: string,
-    seen: string,
-    runLog: Logger | undefined,
-  ): Promise<OAuthCredential> {
+  private async refreshLocked({ userId, app, name, seen, runLog }: RefreshRequest): Promise<OAuthCredential> {
     const { store, secrets, env, log, metrics, tracing } = this.options;
     // A run's notes carry its execution id.
     const note = (line: string) => (runLog ? runLog.warn({ component: 'oauth' }, line) : log(line));

@@ -9,12 +9,24 @@ import type { DatabaseConnection, Dialect } from 'kysely';
  */
 export class PoolUse {
   inUse = 0;
-  waiting = 0;
+  /** Those in line for SQLite's one connection (the lock below). */
+  queued = 0;
+  private waitingInPool: (() => number) | undefined;
 
   constructor(
     /** Connections at most: the pool's size on PostgreSQL, 1 on SQLite. */
     readonly size: number,
   ) {}
+
+  /** Queries waiting for a connection: pg's own count of those the pool makes wait, or SQLite's line. */
+  get waiting(): number {
+    return this.waitingInPool ? this.waitingInPool() : this.queued;
+  }
+
+  /** Reads the waiting from the pool itself (pg's `waitingCount`): only it knows who has to wait. */
+  readWaitingFrom(pool: { readonly waitingCount: number }): void {
+    this.waitingInPool = () => pool.waitingCount;
+  }
 
   /** `dialect` with its driver counting into this. */
   counting(dialect: Dialect): Dialect {
@@ -34,17 +46,13 @@ export class PoolUse {
         const acquire = driver.acquireConnection.bind(driver);
         const release = driver.releaseConnection.bind(driver);
         driver.acquireConnection = async () => {
+          if (lock) await lock.obtain();
           let connection: DatabaseConnection;
-          if (lock) {
-            await lock.obtain();
+          try {
             connection = await acquire();
-          } else {
-            this.waiting++;
-            try {
-              connection = await acquire();
-            } finally {
-              this.waiting--;
-            }
+          } catch (error) {
+            lock?.release();
+            throw error;
           }
           this.inUse++;
           return connection;
@@ -75,10 +83,10 @@ class CountedLock {
       this.held = true;
       return;
     }
-    this.use.waiting++;
+    this.use.queued++;
     // Handed over by `release` with the lock still held, so no one can take it in between.
     await new Promise<void>((resolve) => this.line.push(resolve));
-    this.use.waiting--;
+    this.use.queued--;
   }
 
   release(): void {

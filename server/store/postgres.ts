@@ -47,6 +47,7 @@ export async function postgresKysely(
   // on its own (a 503 for its request), and the pool discards a connection that failed.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
+  use?.readWaitingFrom(pool);
   const prepared = new PreparedNames();
   const dialect = new PostgresDialect({
     pool: {
