@@ -70,8 +70,35 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
     const metrics = this;
     const registers = [this.registry];
-    // The queues are read when scraped, not kept up to date on each change.
-    // The outbox is the service's job queue: one delivery per error entry and channel.
+    // The pool's use: registered before the gauges that query the database: prom-client starts every collect at
+    // once, in this order, so the pool is read before the scrape's own query takes a connection.
+    const pool = store.poolUse;
+    new Gauge({
+      name: 'forge_db_connections_in_use',
+      help: 'Database connections the service holds now (a query or transaction in progress). PostgreSQL: of the pool (forge_db_connections_max); SQLite: its one connection.',
+      registers,
+      collect() {
+        this.set(pool?.inUse ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'forge_db_connections_waiting',
+      help: 'Queries waiting for a database connection: the pool is exhausted (PostgreSQL), or a transaction holds the one connection (SQLite).',
+      registers,
+      collect() {
+        this.set(pool?.waiting ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'forge_db_connections_max',
+      help: 'Database connections the service opens at most: --db-pool-size on PostgreSQL, 1 on SQLite.',
+      registers,
+      collect() {
+        this.set(pool?.size ?? 0);
+      },
+    });
+    // The queues are read when scraped, not kept up to date on each change. The outbox is the
+    // service's job queue: one delivery per error entry and channel.
     // One query per scrape for both outbox gauges: the first collected reads, the second reuses it.
     let queue: ReturnType<Store['deliveries']['queue']> | undefined;
     const channelOf = async (channel: string) => (await queue)?.find((row) => row.channel === channel);
@@ -122,31 +149,6 @@ export class Metrics {
       registers,
       collect() {
         this.set(metrics.engine?.runsInProgress() ?? 0);
-      },
-    });
-    const pool = store.poolUse;
-    new Gauge({
-      name: 'forge_db_connections_in_use',
-      help: 'Database connections the service holds now (a query or transaction in progress). PostgreSQL: of the pool (forge_db_connections_max); SQLite: its one connection.',
-      registers,
-      collect() {
-        this.set(pool?.inUse ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'forge_db_connections_waiting',
-      help: 'Queries waiting for a database connection: the pool is exhausted (PostgreSQL), or a transaction holds the one connection (SQLite).',
-      registers,
-      collect() {
-        this.set(pool?.waiting ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'forge_db_connections_max',
-      help: 'Database connections the service opens at most: --db-pool-size on PostgreSQL, 1 on SQLite.',
-      registers,
-      collect() {
-        this.set(pool?.size ?? 0);
       },
     });
   }
