@@ -12,7 +12,14 @@ import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
 import { HttpProblem, MAX_BODY_BYTES } from './http.js';
-import localProvider from './local-provider/routes.js';
+import {
+  LOCAL_CLIENT_ID_ENV,
+  LOCAL_CLIENT_SECRET_ENV,
+  type LocalClient,
+  LocalProvider,
+  localClient,
+} from './local-provider/provider.js';
+import localProviderRoutes from './local-provider/routes.js';
 import { serviceLogger } from './log.js';
 import { Metrics } from './metrics.js';
 import { DEMO_CATALOG } from './paths.js';
@@ -27,7 +34,7 @@ import shutdown from './plugins/shutdown.js';
 import validation from './plugins/validation.js';
 import { RateLimiter, type RateLimits } from './rate-limit.js';
 import connections from './routes/connections.js';
-import type { RoutePlugin, ServiceDeps } from './routes/context.js';
+import { type RoutePlugin, type ServiceDeps, serviceOrigin as serviceOriginOf } from './routes/context.js';
 import credentials from './routes/credentials.js';
 import health from './routes/health.js';
 import hooks from './routes/hooks.js';
@@ -39,7 +46,7 @@ import workflows from './routes/workflows.js';
 import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { SecretBox } from './secrets.js';
 import type { PoolOptions } from './store/postgres.js';
-import { Store } from './store/store.js';
+import { isPostgresUrl, Store } from './store/store.js';
 import type { Tracing } from './trace.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from './views.js';
 
@@ -131,9 +138,18 @@ export interface ServiceOptions {
   metricsHost?: string;
   /** Spans (server/tracing.ts, which main.ts loads when OTEL_EXPORTER_OTLP_ENDPOINT is set). Default none. */
   tracing?: Tracing;
+  /**
+   * The local OAuth provider (server/local-provider/): how long its access tokens live, in
+   * seconds (FORGE_LOCAL_OAUTH_TOKEN_TTL; default 3600; a few seconds shows refresh at work),
+   * and a Cross-Origin-Opener-Policy for its consent page (tests: `same-origin` cuts the popup
+   * from its opener, as some providers' login pages do).
+   */
+  localProvider?: { accessTokenTtlSeconds?: number; consentOpenerPolicy?: string };
 }
 
 export interface Service extends ServiceDeps {
+  /** The local OAuth provider the catalog's apps without their own provider connect to. */
+  localProvider: LocalProvider;
   app: FastifyInstance;
   /**
    * The API key when the service knows it: the configured one, or one it generated on this
@@ -170,6 +186,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const requestsLogger = serviceLogger(options.logStream, options.logLevel, { nested: false });
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
+  const client = localClient((label) => secrets.derive(label));
   const store = await Store.open(dbPath, options.pool);
   const metrics = options.metrics === false ? undefined : new Metrics(store, options.clock);
   const tracing = options.tracing;
@@ -190,7 +207,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     webhookSecretGraceMs: options.webhookSecretGraceMs ?? DEFAULT_WEBHOOK_SECRET_GRACE_MS,
     lifecycle: { stopping: false },
     publicUrl: options.publicUrl === undefined ? undefined : checkPublicUrl(options.publicUrl),
-    env: options.env ?? process.env,
+    env: withLocalClient(options.env ?? process.env, client),
     // The OAuth client's notes (a provider's refusal, a refresh that failed) go to the service log.
     log: options.log ?? ((line) => logger.warn({ component: 'oauth' }, line)),
     tracing,
@@ -225,6 +242,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       log: base.log,
       metrics,
       tracing,
+      serviceUrl: () => serviceOrigin(),
     }),
     secrets,
     delivery,
@@ -238,6 +256,15 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   });
   if (metrics) metrics.engine = engine;
   const deps: ServiceDeps = { ...base, engine, delivery };
+  // The service's own origin, once it listens: the local provider's paths in `auth` are on it.
+  const serviceOrigin = () => serviceOriginOf(deps, app);
+  const localProvider = new LocalProvider({
+    client,
+    redirectUri: () => `${serviceOrigin()}${API_PREFIX}/oauth/callback`,
+    accessTokenTtlSeconds: options.localProvider?.accessTokenTtlSeconds,
+    // Grants outlive a restart beside a SQLite file; in memory otherwise (docs/design-notes.md).
+    stateFile: dbPath === ':memory:' || isPostgresUrl(dbPath) ? undefined : `${dbPath}.local-oauth.json`,
+  });
 
   const app = Fastify({
     loggerInstance: requestsLogger as FastifyBaseLogger,
@@ -307,9 +334,23 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
     );
   }
-  await app.register(localProvider, { ...deps, prefix: LOCAL_PROVIDER_PREFIX });
+  await app.register(localProviderRoutes, {
+    ...deps,
+    localProvider,
+    consentOpenerPolicy: options.localProvider?.consentOpenerPolicy,
+    prefix: LOCAL_PROVIDER_PREFIX,
+  });
 
-  return { ...deps, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries, metrics };
+  return { ...deps, localProvider, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries, metrics };
+}
+
+/** The environment with the local provider's client filled in where the host set none. */
+function withLocalClient(env: NodeJS.ProcessEnv, client: LocalClient): NodeJS.ProcessEnv {
+  return {
+    ...env,
+    [LOCAL_CLIENT_ID_ENV]: env[LOCAL_CLIENT_ID_ENV] || client.clientId,
+    [LOCAL_CLIENT_SECRET_ENV]: env[LOCAL_CLIENT_SECRET_ENV] || client.clientSecret,
+  };
 }
 
 /** A public URL the redirect URI can be made from: an origin, https except on loopback. */

@@ -152,6 +152,9 @@ Environment only:
   OTEL_EXPORTER_OTLP_ENDPOINT  an OTLP/HTTP collector, e.g. http://collector:4318: OpenTelemetry spans for requests,
                          runs, blocks and outbound calls go to <endpoint>/v1/traces (also the other OTEL_* variables:
                          OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, _HEADERS…); unset, no tracing code loads
+  FORGE_LOCAL_OAUTH_TOKEN_TTL  seconds the local OAuth provider's access tokens live (default 3600; a few seconds
+                         shows refresh at work). Its client (FORGE_LOCAL_OAUTH_CLIENT_ID and _SECRET) is derived
+                         from the service's secret key unless those are set
 
 The log: one JSON object per line on stdout (level, time, pid, hostname, msg; reqId on request
 lines, executionId on a run's). Health: GET /healthz (the process answers), GET /readyz (the
@@ -351,6 +354,15 @@ process.on('unhandledRejection', fatal('an unhandled rejection'));
 // without a collector runs none of its code.
 const traceEndpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
 const tracing = traceEndpoint ? (await import('./tracing.js')).startTracing() : undefined;
+/** FORGE_LOCAL_OAUTH_TOKEN_TTL: whole seconds, 1 to a day; unset: the provider's default. */
+function localTokenTtl(): number | undefined {
+  const text = process.env.FORGE_LOCAL_OAUTH_TOKEN_TTL;
+  if (text === undefined || text === '') return undefined;
+  const seconds = Number(text);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400)
+    fail(`FORGE_LOCAL_OAUTH_TOKEN_TTL must be whole seconds from 1 to 86400; got "${text}".`);
+  return seconds;
+}
 
 let sandbox: RunningSandbox | undefined;
 try {
@@ -385,6 +397,7 @@ try {
     delivery: deliveryTimeoutMs ? { timeoutMs: deliveryTimeoutMs } : undefined,
     drainDelayMs,
     webhookSecretGraceMs,
+    localProvider: { accessTokenTtlSeconds: localTokenTtl() },
     pressure: {
       maxEventLoopDelayMs: wholeNumber('max-event-loop-delay-ms', 0, 3_600_000),
       maxHeapUsedBytes: wholeNumber('max-heap-used-bytes', 0, Number.MAX_SAFE_INTEGER),
@@ -409,7 +422,11 @@ try {
   logger.info(
     `OAuth redirect URI (register exactly this with each provider): ${oauthRedirectUri(service.publicUrl ?? service.url)}`,
   );
-  if (sandbox) logger.info(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
+  if (sandbox) {
+    // Its OAuth apps take only tokens this service's local provider issued and still considers valid.
+    sandbox.useProvider(service.url);
+    logger.info(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
+  }
   if (service.metricsUrl) logger.info(`Metrics (no API key) on ${service.metricsUrl}`);
   if (tracing) logger.info(`Tracing: spans go to ${traceEndpoint} (OTLP/HTTP)`);
   logger.info(

@@ -44,6 +44,8 @@ export interface ConnectionsOptions {
   metrics?: Metrics;
   /** A span for each refresh (server/trace.ts); default none. */
   tracing?: Tracing;
+  /** The service's own origin (the local provider's `auth` paths are on it). */
+  serviceUrl: () => string;
 }
 
 export interface BlockAccess {
@@ -87,7 +89,8 @@ export class Connections {
     }
     let credential = secrets.open<StoredCredential>(row.secret);
     const auth = config.auth;
-    const oauthApp: OAuthApp | undefined = auth?.kind === 'oauth2' ? { integration, auth } : undefined;
+    const oauthApp: OAuthApp | undefined =
+      auth?.kind === 'oauth2' ? { integration, auth, serviceUrl: this.options.serviceUrl() } : undefined;
     const place = (c: StoredCredential) => {
       const access = placeCredential(config, c);
       if (!access) {
@@ -203,7 +206,7 @@ export interface Disconnected {
  * the app's answer.
  */
 export async function disconnect(
-  { store, catalog, secrets, env, log, tracing }: ConnectionsOptions,
+  { store, catalog, secrets, env, log, serviceUrl, tracing }: ConnectionsOptions,
   userId: string,
   integration: string,
 ): Promise<Disconnected | undefined> {
@@ -218,7 +221,7 @@ export async function disconnect(
         tracing,
         `oauth revoke ${integration}`,
         { kind: 'client', attributes: { 'forge.integration': integration } },
-        () => revokeCredential({ integration, auth }, env, credential),
+        () => revokeCredential({ integration, auth, serviceUrl: serviceUrl() }, env, credential),
       );
       revocation = 'revoked';
     } catch (error) {
