@@ -8,7 +8,7 @@ import {
   UserConnectionSchema,
   UserIdParams,
 } from '../schemas.js';
-import type { RoutePlugin } from './context.js';
+import { type RoutePlugin, serviceOrigin } from './context.js';
 
 /**
  * The user's connections to apps as the end user and the host read and end them (issue 24,
@@ -35,7 +35,7 @@ const connections: RoutePlugin = async (api, deps) => {
 
   const end = async (userId: string, name: string) => {
     const integration = integrationNamed(name);
-    const done = await disconnect(deps, userId, integration.name);
+    const done = await disconnect({ ...deps, serviceUrl: () => serviceOrigin(deps, api) }, userId, integration.name);
     if (!done)
       throw notFound(`${integration.displayName} is not connected for this user, so there is nothing to disconnect.`);
     return done;

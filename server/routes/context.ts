@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuthKeys } from '../auth.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Clock } from '../clock.js';
@@ -9,6 +9,7 @@ import { originOfHost } from '../http.js';
 import type { RateLimiter } from '../rate-limit.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
+import type { Tracing } from '../trace.js';
 
 /**
  * What every route module is given: each is a `RoutePlugin` registered with these options. It
@@ -43,12 +44,19 @@ export interface ServiceDeps {
   engine: Engine;
   /** Sends error log entries to the host's webhook and event bus. */
   delivery: Delivery;
+  /** Spans, when OTEL_EXPORTER_OTLP_ENDPOINT is set (server/trace.ts); otherwise undefined. */
+  tracing: Tracing | undefined;
 }
 
 /** The OAuth redirect URI a host registers with each provider: `<public url>/forge/2021-12/oauth/callback`. */
 export function redirectUri(deps: Pick<ServiceDeps, 'publicUrl'>, request: FastifyRequest): string {
-  const port = (request.server.server.address() as { port?: number } | null)?.port ?? 4010;
-  return `${deps.publicUrl ?? `http://localhost:${port}`}/forge/2021-12/oauth/callback`;
+  return `${serviceOrigin(deps, request.server)}/forge/2021-12/oauth/callback`;
+}
+
+/** The service's own origin: its public URL, else http://localhost:<the port it listens on>. */
+export function serviceOrigin(deps: Pick<ServiceDeps, 'publicUrl'>, server: FastifyInstance): string {
+  const port = (server.server.address() as { port?: number } | null)?.port ?? 4010;
+  return deps.publicUrl ?? `http://localhost:${port}`;
 }
 
 /**

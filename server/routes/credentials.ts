@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Integration, OAuthResultMessage } from 'forge-embed/client';
@@ -18,9 +17,10 @@ import {
 import { expiredLink, HtmlPage, OAuthQuerySchema, page, Redirect, sendPage } from '../oauth/pages.js';
 import { confirmGrant, type Flow, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import { ConnectedIntegrationSchema, IntegrationParams, OAuthStartSchema, RateLimitedResponse } from '../schemas.js';
+import { traced } from '../trace.js';
 import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
-import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
-import { baseOf, type RoutePlugin, redirectUri } from './context.js';
+import { API_PREFIX } from '../views.js';
+import { baseOf, type RoutePlugin, redirectUri, serviceOrigin } from './context.js';
 
 /** What an OAuth flow keeps, sealed, beside its state until the callback. */
 interface SealedFlow {
@@ -39,11 +39,13 @@ export function notConfigured(integration: Integration, variable: string): HttpP
 }
 
 const credentials: RoutePlugin = async (api, deps) => {
-  const { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs, env, log } = deps;
-  /** The integration's OAuth client when its catalog entry has an oauth2 `auth`; else the legacy local stand-in. */
-  const oauthAppOf = (name: string): OAuthApp | undefined => {
+  const { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs, env, log, tracing } = deps;
+  /** The integration's OAuth client (every OAuth integration has one: server/catalog/auth.ts). */
+  const oauthAppOf = (name: string, request: FastifyRequest): OAuthApp | undefined => {
     const auth = catalog.apps.get(name)?.auth;
-    return auth?.kind === 'oauth2' ? { integration: name, auth } : undefined;
+    return auth?.kind === 'oauth2'
+      ? { integration: name, auth, serviceUrl: serviceOrigin(deps, request.server) }
+      : undefined;
   };
   const limitWrites = async (userId: string) =>
     rateLimited(await limits.hit('credentials', userId), 'This user saved credentials too often.');
@@ -136,7 +138,7 @@ const credentials: RoutePlugin = async (api, deps) => {
           `Start OAuth from a page on an allowed origin (FORGE_ALLOWED_ORIGINS); this request came from ${origin ?? 'no origin'}.`,
         );
       }
-      const oauthApp = oauthAppOf(integration.name);
+      const oauthApp = oauthAppOf(integration.name, request);
       const connection: Record<string, string> = {};
       if (oauthApp) {
         try {
@@ -168,7 +170,7 @@ const credentials: RoutePlugin = async (api, deps) => {
         integration.name,
         origin,
         OAUTH_STATE_TTL_MS,
-        oauthApp ? secrets.seal(flow) : null,
+        secrets.seal(flow),
       );
       return {
         url: `${baseOf(request)}${API_PREFIX}/oauth/authorize?state=${state}`,
@@ -191,14 +193,18 @@ const credentials: RoutePlugin = async (api, deps) => {
     const base = { type: 'forge-oauth', integration: found.integration } as const;
     try {
       const flow = secrets.open<SealedFlow>(found.sealedFlow);
-      const credential = await identify(
-        oauthApp,
-        await finishAuthorization(oauthApp, env, callback, {
-          state: callback.get('state') ?? '',
-          ...flow,
-          redirectUri: redirectUri(deps, request),
-        }),
+      const exchanged = await traced(
+        tracing,
+        `oauth code exchange ${found.integration}`,
+        { kind: 'client', attributes: { 'forge.integration': found.integration } },
+        () =>
+          finishAuthorization(oauthApp, env, callback, {
+            state: callback.get('state') ?? '',
+            ...flow,
+            redirectUri: redirectUri(deps, request),
+          }),
       );
+      const credential = await identify(oauthApp, exchanged);
       return {
         ...base,
         status: 'authorized',
@@ -278,7 +284,7 @@ const credentials: RoutePlugin = async (api, deps) => {
       // The link works once: a second visit (a replay, or an attacker's link opened again) finds nothing.
       const found = await openAuthorizeLink(store, state);
       if (!found) return expiredLink(reply);
-      const oauthApp = oauthAppOf(found.integration);
+      const oauthApp = oauthAppOf(found.integration, request);
       if (oauthApp && found.sealedFlow) {
         let location: string;
         try {
@@ -298,15 +304,7 @@ const credentials: RoutePlugin = async (api, deps) => {
         }
         return reply.code(302).headers(REDIRECT_HEADERS).header('Location', location).send();
       }
-      const base = baseOf(request);
-      const redirect = new URL(`${base}${LOCAL_PROVIDER_PREFIX}/${found.integration}/authorize`);
-      redirect.search = new URLSearchParams({
-        response_type: 'code',
-        client_id: 'forge-local-service',
-        redirect_uri: `${base}${API_PREFIX}/oauth/callback`,
-        state,
-      }).toString();
-      return reply.code(302).headers(REDIRECT_HEADERS).header('Location', redirect.toString()).send();
+      return expiredLink(reply);
     },
   );
 
@@ -327,7 +325,7 @@ const credentials: RoutePlugin = async (api, deps) => {
       if (!found) return expiredLink(reply);
       const integration = catalog.integrations.get(found.integration);
       let message: OAuthResultMessage;
-      const oauthApp = oauthAppOf(found.integration);
+      const oauthApp = oauthAppOf(found.integration, request);
       if (oauthApp && found.sealedFlow) {
         message = await finishFlow(
           oauthApp,
@@ -335,30 +333,14 @@ const credentials: RoutePlugin = async (api, deps) => {
           request,
           new URLSearchParams(request.query),
         );
-      } else if (query.error) {
-        message = {
-          type: 'forge-oauth',
-          integration: found.integration,
-          status: 'denied',
-          message: 'Access was denied, so nothing was connected. Close this window; you can choose Connect again.',
-        };
-      } else if (!found.code || query.code !== found.code) {
+      } else {
+        // A flow started before this integration's client existed (a state from an older version).
         message = {
           type: 'forge-oauth',
           integration: found.integration,
           status: 'error',
           message:
             'The sign-in could not be confirmed, so nothing was connected. Close this window and choose Connect again.',
-        };
-      } else {
-        // The local provider stands in for the token exchange. The grant waits for the element
-        // that started the flow; only the opener on its origin learns how to confirm it.
-        const grant = { kind: 'oauth2', accessToken: randomBytes(24).toString('base64url'), scope: 'default' };
-        message = {
-          type: 'forge-oauth',
-          integration: found.integration,
-          status: 'authorized',
-          grant: await holdGrant(store, secrets, found, grant, oauthGrantTtlMs),
         };
       }
       const title =

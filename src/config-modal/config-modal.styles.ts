@@ -233,6 +233,12 @@ export const configModalStyles = css`
   label.row-head {
     cursor: pointer;
   }
+  .row-actions {
+    display: flex;
+    flex-wrap: wrap;
+    justify-content: flex-end;
+    gap: 0.5rem;
+  }
   .row-text {
     flex: 1;
     min-width: 0;
@@ -297,6 +303,21 @@ export const configModalStyles = css`
   }
   .field label {
     font-weight: 550;
+  }
+  /* A switch sits beside its label; help and error go under both. */
+  .field.inline {
+    grid-template-columns: 1fr auto;
+    align-items: center;
+  }
+  .field.inline > p {
+    grid-column: 1 / -1;
+  }
+  .required {
+    font-size: 0.875em;
+    font-weight: 400;
+  }
+  textarea.input {
+    resize: vertical;
   }
   .help,
   .field-error {

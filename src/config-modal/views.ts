@@ -2,6 +2,7 @@ import { html, nothing, type TemplateResult } from 'lit';
 import type { Integration } from '../api/types.js';
 import type { HideReason } from '../events.js';
 import { plainWords, technicalDetails } from '../internal/problem.js';
+import { secretParameter } from './connect.js';
 import { type SettingField, settingFields, variableBlocks } from './settings.js';
 import {
   chosen,
@@ -17,9 +18,6 @@ import {
 } from './state.js';
 import type { ConfigModalStrings } from './strings.js';
 import { alertGlyph, checkGlyph, closeGlyph, iconImage, layout, spinner } from './templates.js';
-
-/** Keys and secrets are masked; other parameters (a server prefix) are easier to check when visible. */
-const SECRET_NAME = /key|secret|token|password/i;
 
 /**
  * Marks with `autofocus` the one element focus moves to after this render: the first that
@@ -49,6 +47,7 @@ export interface StepActions {
   select(parentId: string, on: boolean): void;
   continueFromConnect(): void;
   connectOAuth(integration: Integration): void;
+  disconnect(integration: Integration): void;
   toggleForm(name: string): void;
   submitParameters(event: SubmitEvent, integration: Integration): void;
   setValue(key: string, value: string): void;
@@ -64,6 +63,8 @@ export interface StepContext {
   saving: boolean;
   /** A connect run is under way for `view.connecting`. */
   connectBusy: boolean;
+  /** A disconnect is under way for `view.connecting` (its confirmation included). */
+  disconnectBusy: boolean;
   focus: FocusMark;
   on: StepActions;
   /** `A, B and C` in the element's locale. */
@@ -254,11 +255,15 @@ export function connectView(context: StepContext) {
 
 /** The connect step's row for one integration: its state, its action, and its parameters' form. */
 function integrationRow(context: StepContext, integration: Integration, id: string, fieldIds: () => string) {
-  const { t, loaded, view, connectBusy, focus, on } = context;
+  const { t, loaded, view, connectBusy, disconnectBusy, focus, on } = context;
   const { name, displayName } = integration;
   const parameters = integration.requiredParameters ?? [];
   const connected = loaded.connected.has(name);
+  // Stored, but not usable: the app refused it (or the list opened this to reconnect it).
+  const connection = loaded.connections.get(name);
+  const broken = !!connection && !connected;
   const busy = connectBusy && view.connecting === name;
+  const disconnecting = disconnectBusy && view.connecting === name;
   const failure = view.errors.get(name);
   const formOpen = parameters[0] && (!connected || view.reopened.has(name));
   let action: unknown = nothing;
@@ -270,7 +275,7 @@ function integrationRow(context: StepContext, integration: Integration, id: stri
       ?autofocus=${focus.at('body')}
       @click=${() => on.connectOAuth(integration)}
     >
-      ${busy ? spinner : nothing} ${failure ? t.retry : connected ? t.reconnect : t.connect}
+      ${busy ? spinner : nothing} ${failure ? t.retry : connection ? t.reconnect : t.connect}
     </button>`;
   } else if (connected) {
     action = html`<button
@@ -288,12 +293,36 @@ function integrationRow(context: StepContext, integration: Integration, id: stri
       ${iconImage(integration.icon)}
       <span class="row-text">
         <span class="row-name" id="${id}-name">${displayName}</span>
-        <span class="status ${connected ? 'connected' : 'muted'}" id="${id}-status">
-          ${connected && !busy ? checkGlyph : nothing}
-          ${busy && !parameters[0] ? t.waitingForPopup(displayName) : connected ? t.connected : t.notConnected}
+        <span class="status ${connected ? 'connected' : broken ? 'danger' : 'muted'}" id="${id}-status">
+          ${busy ? nothing : connected ? checkGlyph : broken ? alertGlyph : nothing}
+          ${
+            busy && !parameters[0]
+              ? t.waitingForPopup(displayName)
+              : connected
+                ? connection?.account
+                  ? t.connectedAs(connection.account)
+                  : t.connected
+                : broken
+                  ? t.broken
+                  : t.notConnected
+          }
         </span>
       </span>
-      ${action}
+      <span class="row-actions">
+        ${action}
+        ${
+          connection
+            ? html`<button
+                class="button"
+                aria-describedby="${id}-name"
+                aria-disabled=${disconnecting}
+                @click=${() => on.disconnect(integration)}
+              >
+                ${disconnecting ? spinner : nothing} ${t.disconnect}
+              </button>`
+            : nothing
+        }
+      </span>
     </div>
     ${
       formOpen
@@ -305,7 +334,7 @@ function integrationRow(context: StepContext, integration: Integration, id: stri
                 parameterKey(name, p.name),
                 p.displayName,
                 p.description,
-                SECRET_NAME.test(p.name) ? 'password' : 'text',
+                secretParameter(p.name) ? 'password' : 'text',
               ),
             )}
             <button class="button tonal" type="submit" aria-describedby="${id}-name" aria-disabled=${busy}>
@@ -315,6 +344,11 @@ function integrationRow(context: StepContext, integration: Integration, id: stri
         : nothing
     }
     ${failure ? html`<p class="row-error danger" role="alert">${alertGlyph}<span>${failure}</span></p>` : nothing}
+    ${
+      view.disconnectNote?.[0] === name
+        ? html`<p class="row-error danger" role="alert">${alertGlyph}<span>${view.disconnectNote[1]}</span></p>`
+        : nothing
+    }
   </li>`;
 }
 
@@ -324,7 +358,7 @@ export function configureView(context: StepContext) {
   let fieldCount = 0;
   const fieldOf = (f: SettingField) => {
     fieldCount++;
-    return field(context, fieldIds(), f.key, f.label, f.description, f.numeric ? 'number' : 'text');
+    return settingField(context, fieldIds(), f);
   };
   const sections = chosen(loaded, view).map((parent) => {
     const fields = settingFields(parent);
@@ -367,37 +401,156 @@ function fieldNumbering(): () => string {
   return () => `field-${count++}`;
 }
 
+/** The input types of a setting's type; the others have controls of their own (settingField). */
+const INPUT_TYPES: Record<string, string> = { number: 'number', email: 'email', url: 'url' };
+
 /**
- * A labelled input with its help text and, after a failed save, its error, both tied to the
- * input through `aria-describedby` so a screen reader reads them with the field.
+ * A setting's control, as its type says: a switch for a boolean, a native `<select>` for fixed
+ * choices, a textarea for `text`, an input of the matching type for the rest. What the user
+ * chose is kept as text (a switch's as `true`/`false`); the shared rules read it on save.
  */
+function settingField(context: StepContext, id: string, f: SettingField): TemplateResult {
+  const { view, on } = context;
+  const { key, variable } = f;
+  const value = view.values.get(key) ?? '';
+  const set = ({ target }: Event) => on.setValue(key, (target as HTMLInputElement).value);
+  const a = controlAttributes(context, id, key, f.description);
+  let control: TemplateResult;
+  if (variable.type === 'boolean') {
+    control = html`<input
+      part="switch"
+      class="switch"
+      type="checkbox"
+      role="switch"
+      id=${id}
+      aria-describedby=${a.describedBy}
+      ?autofocus=${a.autofocus}
+      .checked=${value === 'true'}
+      @change=${({ target }: Event) => on.setValue(key, String((target as HTMLInputElement).checked))}
+    />`;
+  } else if (variable.options) {
+    // A choice not made yet (or one that may stay unmade) is an empty first option.
+    const blank = !variable.required || !variable.options.some((o) => String(o.value) === value);
+    control = html`<select
+      part="input"
+      class="input"
+      id=${id}
+      ?required=${variable.required}
+      aria-invalid=${a.invalid}
+      aria-describedby=${a.describedBy}
+      ?autofocus=${a.autofocus}
+      @change=${set}
+    >
+      ${blank ? html`<option value="" ?selected=${value === ''}></option>` : nothing}
+      ${variable.options.map(
+        (o) => html`<option value=${String(o.value)} ?selected=${String(o.value) === value}>${o.label}</option>`,
+      )}
+    </select>`;
+  } else if (variable.type === 'text') {
+    control = html`<textarea
+      part="input"
+      class="input"
+      id=${id}
+      rows="3"
+      ?required=${variable.required}
+      .value=${value}
+      aria-invalid=${a.invalid}
+      aria-describedby=${a.describedBy}
+      ?autofocus=${a.autofocus}
+      @input=${set}
+    ></textarea>`;
+  } else {
+    control = input(a, id, INPUT_TYPES[variable.type ?? ''] ?? 'text', value, set, variable.required);
+  }
+  return fieldFrame(context, id, key, f.label, f.description, control, {
+    required: variable.required,
+    inline: variable.type === 'boolean',
+  });
+}
+
+interface ControlAttributes {
+  invalid: boolean;
+  describedBy: string | typeof nothing;
+  autofocus: boolean;
+}
+
+/** What every control of a field carries: its error state, what describes it, and whether it takes focus. */
+function controlAttributes(
+  { view, focus }: StepContext,
+  id: string,
+  key: string,
+  description: string | undefined,
+): ControlAttributes {
+  const error = view.errors.get(key);
+  const describedBy = [description && `${id}-help`, error && `${id}-error`].filter(Boolean).join(' ');
+  return {
+    invalid: !!error,
+    describedBy: describedBy || nothing,
+    autofocus: focus.at('body', ...(error ? (['invalid'] as const) : [])),
+  };
+}
+
+function input(
+  a: ControlAttributes,
+  id: string,
+  type: string,
+  value: string,
+  onInput: (event: Event) => void,
+  required = false,
+): TemplateResult {
+  return html`<input
+    part="input"
+    class="input"
+    id=${id}
+    type=${type}
+    step=${type === 'number' ? 'any' : nothing}
+    autocomplete="off"
+    spellcheck="false"
+    ?required=${required}
+    .value=${value}
+    aria-invalid=${a.invalid}
+    aria-describedby=${a.describedBy}
+    ?autofocus=${a.autofocus}
+    @input=${onInput}
+  />`;
+}
+
+/**
+ * A control with its label, help text and, after a failed check or save, its error, both tied
+ * to the control through `aria-describedby` so a screen reader reads them with the field. A
+ * required field's label shows so; the control says it to assistive technology (`required`).
+ */
+function fieldFrame(
+  { t, view }: StepContext,
+  id: string,
+  key: string,
+  label: string,
+  description: string | undefined,
+  control: TemplateResult,
+  { required = false, inline = false } = {},
+): TemplateResult {
+  const error = view.errors.get(key);
+  return html`<div part="field" class="field${inline ? ' inline' : ''}">
+    <label part="label" for=${id}
+      >${label}${required ? html` <span class="required muted" aria-hidden="true">(${t.requiredMark})</span>` : nothing}</label
+    >
+    ${control}
+    ${description ? html`<p part="help" class="help muted" id="${id}-help">${description}</p>` : nothing}
+    ${error ? html`<p part="field-error" class="field-error danger" id="${id}-error">${alertGlyph}${error}</p>` : nothing}
+  </div>`;
+}
+
+/** A labelled text input (the connect step's parameters). */
 function field(
-  { view, focus, on }: StepContext,
+  context: StepContext,
   id: string,
   key: string,
   label: string,
   description: string | undefined,
   type: string,
 ): TemplateResult {
-  const error = view.errors.get(key);
-  const describedBy = [description && `${id}-help`, error && `${id}-error`].filter(Boolean).join(' ');
-  return html`<div part="field" class="field">
-    <label part="label" for=${id}>${label}</label>
-    <input
-      part="input"
-      class="input"
-      id=${id}
-      type=${type}
-      step=${type === 'number' ? 'any' : nothing}
-      autocomplete="off"
-      spellcheck="false"
-      .value=${view.values.get(key) ?? ''}
-      aria-invalid=${!!error}
-      aria-describedby=${describedBy || nothing}
-      ?autofocus=${focus.at('body', ...(error ? (['invalid'] as const) : []))}
-      @input=${({ target }: Event) => on.setValue(key, (target as HTMLInputElement).value)}
-    />
-    ${description ? html`<p part="help" class="help muted" id="${id}-help">${description}</p>` : nothing}
-    ${error ? html`<p part="field-error" class="field-error danger" id="${id}-error">${alertGlyph}${error}</p>` : nothing}
-  </div>`;
+  const a = controlAttributes(context, id, key, description);
+  const set = ({ target }: Event) => context.on.setValue(key, (target as HTMLInputElement).value);
+  const control = input(a, id, type, context.view.values.get(key) ?? '', set);
+  return fieldFrame(context, id, key, label, description, control);
 }
