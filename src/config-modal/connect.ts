@@ -1,5 +1,5 @@
 import type { ForgeEmbedClient } from '../api/embed-client.js';
-import type { Integration } from '../api/types.js';
+import type { Integration, OAuthStart } from '../api/types.js';
 import { ForgeError } from '../errors.js';
 import { waitForOAuth } from './oauth-popup.js';
 
@@ -22,7 +22,7 @@ export interface ConnectRequest {
 export async function connectAccount(
   client: ForgeEmbedClient,
   { integration: { name }, parameters, popup }: ConnectRequest,
-  { oauthTimeout, signal }: { oauthTimeout: number; signal: AbortSignal },
+  { oauthTimeout, oauthReturnUrl, signal }: { oauthTimeout: number; oauthReturnUrl?: string; signal: AbortSignal },
 ): Promise<Set<string>> {
   if (parameters) {
     await client.saveCredential(name, parameters, { signal });
@@ -30,12 +30,21 @@ export async function connectAccount(
     if (!popup) throw new ForgeError('oauth-blocked', '');
     let url: string;
     try {
-      ({ url } = await client.startOAuth(name, { signal }));
+      // With the host's return page (forge-embed/host), for a popup its consent page cuts from this page.
+      ({ url } = oauthReturnUrl
+        ? await client.request<OAuthStart>(
+            'POST',
+            `/credentials/${encodeURIComponent(name)}/oauth`,
+            { returnUrl: new URL(oauthReturnUrl, location.href).href },
+            { signal },
+          )
+        : await client.startOAuth(name, { signal }));
     } catch (error) {
       popup.close();
       throw error;
     }
-    const grant = await waitForOAuth(popup, url, new URL(client.baseUrl).origin, name, oauthTimeout, signal);
+    const serviceOrigin = new URL(client.baseUrl).origin;
+    const grant = await waitForOAuth(popup, url, serviceOrigin, name, oauthTimeout, signal, !!oauthReturnUrl);
     // Only the page that started the flow holds the grant; confirming binds it to this user.
     await client.confirmOAuth(name, grant, { signal });
   }

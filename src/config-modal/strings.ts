@@ -107,7 +107,8 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   parameterRequired: (label) => `Enter the ${label}.`,
   oauthBlocked: (name) =>
     `Your browser blocked the ${name} sign-in window. Allow pop-ups for this site, then try again.`,
-  oauthClosed: (name) => `The ${name} window was closed before the connection finished. Try again.`,
+  oauthClosed: (name) =>
+    `The ${name} window closed, or lost its link to this page, before the connection finished. If it is still open, close it, then try again.`,
   oauthTimeout: (name) => `Connecting ${name} took too long and was stopped. Try again.`,
   oauthDenied: (name) => `${name} access was not allowed, so it is not connected. Try again and choose Allow.`,
   connectFailed: (name, reason) => `${name} could not be connected. ${reason}`,
