@@ -54,7 +54,48 @@ export const IntegrationSchema = shared(
   }),
 );
 
-const VariableValue = Type.Union([Type.String(), Type.Number()]);
+const VariableValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()], {
+  description: 'A string or a number; a boolean for a variable of type boolean.',
+});
+
+/** A variable as the elements read it: the seed's uuid, name and value, and the extensions of issue 26. */
+const VariableSchema = Type.Object({
+  uuid: Type.String(),
+  name: Type.String(),
+  value: VariableValue,
+  description: Type.Optional(Type.String()),
+  displayName: Type.Optional(Type.String({ description: 'The field’s label.' })),
+  type: Type.Optional(
+    Type.Union(
+      [
+        Type.Literal('string'),
+        Type.Literal('number'),
+        Type.Literal('boolean'),
+        Type.Literal('select'),
+        Type.Literal('text'),
+        Type.Literal('email'),
+        Type.Literal('url'),
+      ],
+      { description: 'What the value is (docs/api.md, "Variables").' },
+    ),
+  ),
+  required: Type.Optional(Type.Boolean()),
+  pattern: Type.Optional(Type.String({ description: 'A regular expression (Unicode mode) the text must match.' })),
+  patternMessage: Type.Optional(Type.String()),
+  min: Type.Optional(Type.Number()),
+  max: Type.Optional(Type.Number()),
+  options: Type.Optional(
+    Type.Array(Type.Object({ value: Type.Union([Type.String(), Type.Number()]), label: Type.String() }), {
+      description: 'A select’s fixed choices.',
+    }),
+  ),
+  source: Type.Optional(
+    Type.Object(
+      { integration: Type.String() },
+      { description: 'Choices come from this integration’s app: GET /workflow/:workflowId/options.' },
+    ),
+  ),
+});
 
 export const BlockSchema = shared(
   'Block',
@@ -64,16 +105,7 @@ export const BlockSchema = shared(
     type: Type.String(),
     parameters: Type.Object(
       {
-        variables: Type.Optional(
-          Type.Array(
-            Type.Object({
-              uuid: Type.String(),
-              name: Type.String(),
-              value: VariableValue,
-              description: Type.Optional(Type.String()),
-            }),
-          ),
-        ),
+        variables: Type.Optional(Type.Array(VariableSchema)),
       },
       { additionalProperties: true, description: 'Depends on the block type.' },
     ),
@@ -402,7 +434,7 @@ export const SetVariablesResponseSchema = Type.Object({
     Type.Object({
       uuid: Type.String(),
       name: Type.String(),
-      value: Type.Union([Type.String(), Type.Number()]),
+      value: VariableValue,
     }),
   ),
 });

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { VariableValues } from 'forge-embed/client';
+import type { VariableValue, VariableValues } from 'forge-embed/client';
 import type { Principal } from '../auth.js';
 import { CatalogAnswers } from '../catalog/answers.js';
 import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
@@ -17,18 +17,17 @@ import {
   WorkflowIdParams,
   WorkflowSummariesSchema,
 } from '../schemas.js';
-import { numberFrom } from '../shared/number.js';
+import { checkValue, describeProblem, isEmpty } from '../shared/variable-rules.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
 import { blockValuesView, childView, executionLogBody, parentOf, webhookUrl } from '../views.js';
 import { baseOf, type RoutePlugin } from './context.js';
 
-const MAX_TEXT_VALUE = 10_000;
-
 /**
  * Checks the values for one variable block against the catalog: names must be defined there,
- * values strings or numbers, and a numeric text for a variable whose default is a number
- * becomes a number.
+ * and each value must keep its variable's rules (server/shared/variable-rules.ts, the same the
+ * modal checks with): a numeric text for a number becomes the number, `"true"`/`"false"` for a
+ * boolean the boolean.
  */
 function checkBlockValues(
   parent: CatalogWorkflow,
@@ -54,31 +53,49 @@ function checkBlockValues(
       `Unknown variable${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; this block defines ${defined.map((v) => v.name).join(', ')}.`,
     );
   }
-  const out: Array<[string, string | number]> = [];
+  const out: Array<[string, VariableValue]> = [];
   for (const variable of defined) {
     // Own properties only: a variable may be called "constructor" or "__proto__".
     if (!Object.hasOwn(values, variable.name)) continue;
-    const value = values[variable.name];
-    const at = `${path}.${variable.name}`;
-    if (typeof value === 'number' && Number.isFinite(value)) {
-      out.push([variable.name, value]);
-    } else if (typeof value !== 'string') {
-      fields.add(at, `${variable.name} must be a string or a number.`);
-    } else if (value.length > MAX_TEXT_VALUE) {
-      fields.add(at, `${variable.name} must be at most ${MAX_TEXT_VALUE} characters.`);
-    } else {
-      // The interface declares strings; a numeric variable keeps a number when the text is one.
-      out.push([variable.name, typeof variable.value === 'number' ? (numberFrom(value) ?? value) : value]);
-    }
+    const checked = checkValue(variable, values[variable.name]);
+    if ('problem' in checked)
+      fields.add(`${path}.${variable.name}`, describeProblem(checked.problem, labelOf(variable)));
+    else out.push([variable.name, checked.value]);
   }
   // fromEntries makes own properties, also of a variable named "__proto__".
   return Object.fromEntries(out);
 }
 
+/** How a problem names a variable: its label, and its name when the label is another. */
+const labelOf = ({ name, displayName }: { name: string; displayName?: string }) =>
+  displayName && displayName !== name ? `${displayName} (${name})` : name;
+
+/**
+ * On install, a required variable left out takes the parent's default, which is often empty (a
+ * spreadsheet id only the user knows): each such one is named, so no workflow is switched on
+ * that fails on its first run.
+ */
+function checkRequiredGiven(parent: CatalogWorkflow, given: Record<string, unknown>, fields: FieldChecker) {
+  for (const block of parent.blocks) {
+    if (block.type !== 'variables') continue;
+    const values = Object.hasOwn(given, block.id) ? given[block.id] : undefined;
+    for (const variable of block.parameters.variables ?? []) {
+      // A value given is checked with the others (checkBlockValues).
+      if (isPlainObject(values) && Object.hasOwn(values, variable.name)) continue;
+      if (variable.required && isEmpty(variable.value)) {
+        fields.add(
+          `body.variables.${block.id}.${variable.name}`,
+          describeProblem({ rule: 'required' }, labelOf(variable)),
+        );
+      }
+    }
+  }
+}
+
 /** Which names and value types a block takes is the catalog's to say (checkBlockValues), not a fixed schema's. */
 const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
   description:
-    'Variable name → value (a string or a number), as the block defines them; for a variable whose default is a number, a numeric string is stored as a number.',
+    'Variable name → value (a string or a number; a boolean for a boolean variable), as the block defines them and within their rules (type, required, pattern, min/max, options; docs/api.md, "Variables"). A numeric string is stored as a number for a number variable, "true"/"false" as a boolean for a boolean one.',
 });
 
 const workflows: RoutePlugin = async (api, { store, catalog }) => {
@@ -248,6 +265,7 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
       for (const [blockId, values] of Object.entries(request_.variables ?? {})) {
         variables[blockId] = checkBlockValues(parent, blockId, values, `body.variables.${blockId}`, fields);
       }
+      checkRequiredGiven(parent, request_.variables ?? {}, fields);
       fields.done();
       const connected = new Set((await store.credentials.list(userId)).map((c) => c.integration));
       const missing = parent.integrations.filter((i) => needsCredential(i) && !connected.has(i.name));

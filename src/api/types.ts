@@ -22,7 +22,14 @@ export interface Integration {
   requiredParameters?: RequiredParameter[];
 }
 
-export type VariableValue = string | number;
+/** A variable's value: a string or a number (the seed's), or a boolean for a `boolean` variable. */
+export type VariableValue = string | number | boolean;
+
+/** Extension (issue 26): one fixed choice of a `select` variable. */
+export interface VariableOption {
+  value: string | number;
+  label: string;
+}
 
 export interface Variable {
   uuid: string;
@@ -30,6 +37,27 @@ export interface Variable {
   value: VariableValue;
   /** Extension: a sentence shown under the field in the configuration modal. */
   description?: string;
+  // Extensions of issue 26 (docs/api.md, "Variables"): what the variable holds, and its rules.
+  /** The field's label; the modal makes one from `name` when absent. */
+  displayName?: string;
+  /** What the value is; without it, a numeric default makes a number and anything else a string or number. */
+  type?: 'string' | 'number' | 'boolean' | 'select' | 'text' | 'email' | 'url';
+  /** An empty value is refused. */
+  required?: boolean;
+  /** A regular expression (Unicode mode) the whole text must match, for string-like types. */
+  pattern?: string;
+  /** What to tell the user when `pattern` does not match. */
+  patternMessage?: string;
+  /** Bounds of a `number`. */
+  min?: number;
+  max?: number;
+  /** A `select`'s fixed choices. */
+  options?: VariableOption[];
+  /**
+   * A `select` whose choices are read from the user's own app, through
+   * `GET /workflow/:workflowId/options`; how they are read stays on the service.
+   */
+  source?: { integration: string };
 }
 
 export interface Block {
