@@ -34,6 +34,10 @@ export interface ForgeEventDetails {
    * problem it met, and how many runs failed in the last 24 hours. Seen when the list refreshes.
    */
   'forge-workflow-failing': { workflowId: string; parentId: string; kind: ErrorKind; failedLast24h: number };
+  /** The user connected an app (or connected it again); `account` is the provider's label for it, when it gave one. */
+  'forge-connect': { integration: string; account?: string };
+  /** The user disconnected an app; `switchedOff` are the child workflows the service switched off with it. */
+  'forge-disconnect': { integration: string; switchedOff: string[] };
 }
 
 export type ForgeEventName = keyof ForgeEventDetails;
@@ -41,6 +45,8 @@ export type ForgeEvent<K extends ForgeEventName> = CustomEvent<ForgeEventDetails
 
 /** The events `<forge-config-modal>` fires. */
 export const configModalEvents = [
+  'forge-connect',
+  'forge-disconnect',
   'forge-show',
   'forge-after-show',
   'forge-hide',
@@ -53,6 +59,8 @@ export const configModalEvents = [
 
 /** The events `<forge-workflow-list>` fires, those bubbling out of the modal it opens included. */
 export const workflowListEvents = [
+  'forge-connect',
+  'forge-disconnect',
   'forge-toggle',
   'forge-install',
   'forge-update',

@@ -1,4 +1,6 @@
+import type { DisconnectStrings } from '../internal/disconnect-confirm.js';
 import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
+import { type ConnectFailureStrings, defaultConnectFailureStrings } from './connect.js';
 
 /**
  * Every text `<forge-config-modal>` shows or announces. Register translations for a locale with
@@ -6,7 +8,7 @@ import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.
  * an object with the keys to replace; the others stay English. Texts that embed a name or a
  * reason are functions, so a translation can put them where its grammar wants them.
  */
-export interface ConfigModalStrings extends ProblemStrings {
+export interface ConfigModalStrings extends ProblemStrings, ConnectFailureStrings, DisconnectStrings {
   /** Accessible name of the close button in the header. */
   close: string;
   /** Title while it is not yet known what is being set up. */
@@ -34,6 +36,10 @@ export interface ConfigModalStrings extends ProblemStrings {
   noWorkflows: (integrationName: string) => string;
   connectIntro: string;
   connected: string;
+  /** A connection the app named an account for. */
+  connectedAs: (account: string) => string;
+  /** A connection the app refused (revoked or expired): Reconnect fixes it. */
+  broken: string;
   notConnected: string;
   connect: string;
   reconnect: string;
@@ -43,11 +49,6 @@ export interface ConfigModalStrings extends ProblemStrings {
   /** Label of the button that saves an integration's required parameters. */
   saveParameters: string;
   parameterRequired: (label: string) => string;
-  oauthBlocked: (integrationName: string) => string;
-  oauthClosed: (integrationName: string) => string;
-  oauthTimeout: (integrationName: string) => string;
-  oauthDenied: (integrationName: string) => string;
-  connectFailed: (integrationName: string, reason: string) => string;
   /** The button that leaves the connect step while something is still not connected. */
   connectAllFirst: string;
   continue: string;
@@ -83,10 +84,13 @@ export interface ConfigModalStrings extends ProblemStrings {
   nothingOn: string;
   nothingOnText: (integrationName: string) => string;
   done: string;
+  /** Said after a disconnect the app could not be told about: the service forgot the account, the app may still allow it. */
+  disconnectNotRevoked: (integrationName: string) => string;
 }
 
 export const defaultConfigModalStrings: ConfigModalStrings = {
   ...defaultProblemStrings,
+  ...defaultConnectFailureStrings,
   close: 'Close',
   titleLoading: 'Set up integration',
   titleInstall: (name) => `Set up “${name}”`,
@@ -110,6 +114,8 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   noWorkflows: (name) => `No workflows use ${name} yet. When one is added, it appears here.`,
   connectIntro: 'Connect the accounts the workflow works with. Credentials are stored encrypted.',
   connected: 'Connected',
+  connectedAs: (account) => `Connected as ${account}`,
+  broken: 'Needs reconnecting',
   notConnected: 'Not connected',
   connect: 'Connect',
   reconnect: 'Reconnect',
@@ -117,13 +123,6 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   waitingForPopup: (name) => `Finish connecting in the ${name} window.`,
   saveParameters: 'Connect',
   parameterRequired: (label) => `Enter the ${label}.`,
-  oauthBlocked: (name) =>
-    `Your browser blocked the ${name} sign-in window. Allow pop-ups for this site, then try again.`,
-  oauthClosed: (name) =>
-    `The ${name} window closed, or lost its link to this page, before the connection finished. If it is still open, close it, then try again.`,
-  oauthTimeout: (name) => `Connecting ${name} took too long and was stopped. Try again.`,
-  oauthDenied: (name) => `${name} access was not allowed, so it is not connected. Try again and choose Allow.`,
-  connectFailed: (name, reason) => `${name} could not be connected. ${reason}`,
   connectAllFirst: 'Connect every account above to continue.',
   continue: 'Continue',
   back: 'Back',
@@ -152,4 +151,11 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   nothingOn: 'Nothing is switched on',
   nothingOnText: (name) => `No workflow uses ${name} for you now. Switch one on here whenever you want.`,
   done: 'Done',
+  disconnect: 'Disconnect',
+  disconnectTitle: (name) => `Disconnect ${name}?`,
+  disconnectText: (name) => `No workflow of yours uses ${name} now. You can connect it again at any time.`,
+  disconnectSwitchesOff: (name) => `These workflows need ${name}. Disconnecting switches them off:`,
+  disconnectFailed: (name, reason) => `${name} was not disconnected. ${reason}`,
+  disconnectNotRevoked: (name) =>
+    `${name} is disconnected here, but ${name} could not be told to end the access. You can remove it in your ${name} account settings.`,
 };
