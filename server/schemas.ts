@@ -103,11 +103,11 @@ export const WorkflowSummariesSchema = Type.Object({
   ),
   integrations: Type.Array(
     Type.Object({
-      name: Type.String(),
-      displayName: Type.String(),
-      icon: Type.String({ description: 'URL of an image.' }),
+      ...IntegrationSchema.properties,
+      description: Type.Optional(Type.String({ description: 'One line on what the app is.' })),
+      category: Type.Optional(Type.String({ description: 'The app’s kind, e.g. `Chat` or `CRM`.' })),
     }),
-    { description: 'Each integration the workflows use, once.' },
+    { description: 'Each integration the workflows use, once: as in GET /workflow, with what the catalog adds.' },
   ),
 });
 
@@ -220,7 +220,16 @@ export const WorkflowHealthSchema = Type.Object({
   }),
 });
 
-export const ConnectedIntegrationSchema = Type.Object({ integration: Type.String(), connectedAt: Timestamp });
+export const ConnectedIntegrationSchema = Type.Object({
+  integration: Type.String(),
+  connectedAt: Timestamp,
+  status: Type.Optional(
+    Type.Union([Type.Literal('connected'), Type.Literal('broken')], {
+      description: '`broken` when the app refused the credential: the user connects again.',
+    }),
+  ),
+  account: Type.Optional(Type.String({ description: 'The provider’s label of the connected account.' })),
+});
 
 export const SetupSchema = Type.Object({
   workflows: Type.Array(ref(ParentWorkflowSchema)),

@@ -16,7 +16,8 @@ export type ForgeErrorCode =
   | 'oauth-timeout'
   | 'oauth-denied'
   | 'save-failed'
-  | 'toggle-failed';
+  | 'toggle-failed'
+  | 'disconnect-failed';
 
 /** A failure that knows its `forge-error` code (token, configuration and OAuth failures). */
 export class ForgeError extends Error {

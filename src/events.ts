@@ -34,6 +34,10 @@ export interface ForgeEventDetails {
    * problem it met, and how many runs failed in the last 24 hours. Seen when the list refreshes.
    */
   'forge-workflow-failing': { workflowId: string; parentId: string; kind: ErrorKind; failedLast24h: number };
+  /** The user connected an app (or connected it again); `account` is the provider's label for it, when it gave one. */
+  'forge-connect': { integration: string; account?: string };
+  /** The user disconnected an app; `switchedOff` are the child workflows the service switched off with it. */
+  'forge-disconnect': { integration: string; switchedOff: string[] };
 }
 
 export type ForgeEventName = keyof ForgeEventDetails;
@@ -60,8 +64,19 @@ export const workflowListEvents = [
   'forge-workflow-failing',
 ] as const satisfies readonly ForgeEventName[];
 
+/** The events `<forge-integration-list>` fires, those bubbling out of the modal it opens included. */
+export const integrationListEvents = [
+  'forge-connect',
+  'forge-disconnect',
+  'forge-toggle',
+  'forge-install',
+  'forge-update',
+  'forge-error',
+] as const satisfies readonly ForgeEventName[];
+
 export type ConfigModalEventName = (typeof configModalEvents)[number];
 export type WorkflowListEventName = (typeof workflowListEvents)[number];
+export type IntegrationListEventName = (typeof integrationListEvents)[number];
 
 /** `forge-after-show` → `ForgeAfterShow`: the event's name in a framework's `onForgeAfterShow` prop. */
 export type PascalCase<S extends string> = S extends `${infer Head}-${infer Tail}`

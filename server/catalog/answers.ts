@@ -31,7 +31,7 @@ export class CatalogAnswers {
   /** GET /workflow-summary's answer. */
   workflowSummaries(base: string, integration: string | undefined): string {
     return this.kept(['summary', base, this.filter(integration)], () =>
-      JSON.stringify(workflowSummariesView(this.catalog.list(integration), base)),
+      JSON.stringify(workflowSummariesView(this.catalog.list(integration), base, this.catalog.about)),
     );
   }
 

@@ -24,6 +24,10 @@ export const CatalogIntegrationSchema = Type.Object({
   icon: Text,
   type: Text,
   requiredParameters: Type.Optional(Type.Array(CatalogRequiredParameterSchema)),
+  /** One line on what the app is, shown by `<forge-integration-list>`. */
+  description: Type.Optional(Text),
+  /** The app's kind (`Chat`, `CRM`): `<forge-integration-list>` groups and filters by it. */
+  category: Type.Optional(Text),
 });
 
 export const CatalogVariableSchema = Type.Object({

@@ -1,6 +1,7 @@
 import type {
   ChildWorkflow,
   ConnectedIntegration,
+  Disconnected,
   FieldError,
   InstallRequest,
   InstallResponse,
@@ -171,6 +172,15 @@ export class ForgeEmbedClient {
     options?: CallOptions,
   ): Promise<ConnectedIntegration> {
     return this.request('POST', `/credentials/${enc(integration)}`, values, options);
+  }
+
+  /**
+   * Disconnects an integration (extension): the service revokes the credential at the provider,
+   * forgets it, and switches off the user's workflows that need it; answers which. 404 when the
+   * integration is not connected.
+   */
+  deleteCredential(integration: string, options?: CallOptions): Promise<Disconnected> {
+    return this.request('DELETE', `/credentials/${enc(integration)}`, undefined, options);
   }
 
   /** A one-time URL that starts the OAuth flow in a popup. */

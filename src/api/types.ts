@@ -52,12 +52,16 @@ export interface ParentWorkflow {
   blocks: Block[];
 }
 
-/** Extension: what `<forge-workflow-list>` shows of an integration. */
-export interface IntegrationSummary {
-  name: string;
-  displayName: string;
-  /** URL of an image. */
-  icon: string;
+/**
+ * Extension: an integration as `GET /workflow-summary` lists it, for `<forge-workflow-list>` and
+ * `<forge-integration-list>`: the fields of `GET /workflow` (so an app can be connected from its
+ * card), and two the catalog may add.
+ */
+export interface IntegrationSummary extends Integration {
+  /** One line on what the app is, when the catalog gives one. */
+  description?: string;
+  /** The app's kind (`Chat`, `CRM`), when the catalog gives one; `<forge-integration-list>` filters by it. */
+  category?: string;
 }
 
 /**
@@ -221,6 +225,17 @@ export interface LogsQuery {
 export interface ConnectedIntegration {
   integration: string;
   connectedAt: string;
+  /** `broken` when the app refused the credential (the user must connect again); absent from older services, read as `connected`. */
+  status?: 'connected' | 'broken';
+  /** The provider's label of the connected account (a workspace, an e-mail), when it gave one. */
+  account?: string;
+}
+
+/** Extension: what `DELETE /credentials/:integration` answers. */
+export interface Disconnected {
+  integration: string;
+  /** The user's child workflows the disconnect switched off, since they need the app. */
+  switchedOff: string[];
 }
 
 /**

@@ -5,14 +5,14 @@ import { Task, TaskStatus } from '@lit/task';
 import { html, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { ForgeApiError } from '../api/embed-client.js';
 import type { Integration, VariableValue } from '../api/types.js';
-import { ConfigError, ForgeError, type ForgeErrorCode, isAbort } from '../errors.js';
+import { ConfigError, ForgeError, isAbort } from '../errors.js';
 import { emit, reportError } from '../events.js';
 import { Connection } from '../internal/connection.js';
 import { ForgeModalDialog } from '../internal/dialog.js';
 import { Localize } from '../internal/localize.js';
 import { themeStyles } from '../theme.js';
 import { configModalStyles } from './config-modal.styles.js';
-import { connectAccount } from './connect.js';
+import { connectAccount, connectFailure } from './connect.js';
 import { openOAuthPopup } from './oauth-popup.js';
 import { placeFieldErrors, saveSettings } from './save.js';
 import { fieldValue, type SettingField, settingFields } from './settings.js';
@@ -322,7 +322,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
         { oauthTimeout: this.oauthTimeout, signal },
       );
       const loaded = this.#loadTask.value!;
-      loaded.connected = connected;
+      loaded.connected = new Set(connected.map((c) => c.integration));
       const values = new Map(this.#view.values);
       const reopened = new Set(this.#view.reopened);
       if (parameters) {
@@ -345,16 +345,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
           failures,
         );
       }
-      const t = this.#text;
-      const oauthMessages: Partial<Record<ForgeErrorCode, (name: string) => string>> = {
-        'oauth-blocked': t.oauthBlocked,
-        'oauth-closed': t.oauthClosed,
-        'oauth-timeout': t.oauthTimeout,
-        'oauth-denied': t.oauthDenied,
-      };
-      const oauthMessage = oauthMessages[(error as ForgeError).code];
-      const describe = (reason: string) =>
-        oauthMessage ? oauthMessage(displayName) : t.connectFailed(displayName, reason);
+      const describe = connectFailure(this.#text, error, displayName);
       failures.set(name, reportError(this, error, 'connect-failed', describe));
       this.#change({ errors: failures });
       throw error;

@@ -1,7 +1,10 @@
 import type { ForgeEmbedClient } from '../api/embed-client.js';
-import type { Integration } from '../api/types.js';
-import { ForgeError } from '../errors.js';
+import type { ConnectedIntegration, Integration } from '../api/types.js';
+import { ForgeError, type ForgeErrorCode } from '../errors.js';
 import { waitForOAuth } from './oauth-popup.js';
+
+/** Keys and secrets are masked; other parameters (a server prefix) are easier to check when visible. */
+export const secretParameter = (name: string) => /key|secret|token|password/i.test(name);
 
 export interface ConnectRequest {
   integration: Integration;
@@ -15,15 +18,16 @@ export interface ConnectRequest {
  * Connects one of the user's accounts: stores an integration's required parameters, or runs
  * its OAuth flow (fetch the one-time authorization URL, send the popup there, wait for the
  * service's callback page to post its grant, confirm the grant with the user's token).
- * Answers the integrations the service now holds a credential for: it decides what is
- * connected, so that is read back rather than assumed.
+ * Answers the user's connections as the service now holds them: it decides what is connected
+ * (and as which account), so that is read back rather than assumed.
  * Rejects with the service's error or a ForgeError (`oauth-*`, `connect-failed`).
+ * `<forge-config-modal>`'s connect step and `<forge-integration-list>`'s Connect both run it.
  */
 export async function connectAccount(
   client: ForgeEmbedClient,
   { integration: { name }, parameters, popup }: ConnectRequest,
   { oauthTimeout, signal }: { oauthTimeout: number; signal: AbortSignal },
-): Promise<Set<string>> {
+): Promise<ConnectedIntegration[]> {
   if (parameters) {
     await client.saveCredential(name, parameters, { signal });
   } else {
@@ -39,5 +43,43 @@ export async function connectAccount(
     // Only the page that started the flow holds the grant; confirming binds it to this user.
     await client.confirmOAuth(name, grant, { signal });
   }
-  return new Set((await client.listCredentials({ signal })).map((c) => c.integration));
+  return client.listCredentials({ signal });
+}
+
+/** The texts of a connect that failed, shared by every element that connects accounts. */
+export interface ConnectFailureStrings {
+  oauthBlocked: (integrationName: string) => string;
+  oauthClosed: (integrationName: string) => string;
+  oauthTimeout: (integrationName: string) => string;
+  oauthDenied: (integrationName: string) => string;
+  connectFailed: (integrationName: string, reason: string) => string;
+}
+
+export const defaultConnectFailureStrings: ConnectFailureStrings = {
+  oauthBlocked: (name) =>
+    `Your browser blocked the ${name} sign-in window. Allow pop-ups for this site, then try again.`,
+  oauthClosed: (name) => `The ${name} window was closed before the connection finished. Try again.`,
+  oauthTimeout: (name) => `Connecting ${name} took too long and was stopped. Try again.`,
+  oauthDenied: (name) => `${name} access was not allowed, so it is not connected. Try again and choose Allow.`,
+  connectFailed: (name, reason) => `${name} could not be connected. ${reason}`,
+};
+
+/**
+ * What to tell the user when connecting `displayName` failed with `error`: a sentence of its
+ * own for a popup that was blocked, closed, timed out or denied; otherwise `connectFailed` around
+ * the plain words for the failure (`reportError` passes them to what this answers).
+ */
+export function connectFailure(
+  t: ConnectFailureStrings,
+  error: unknown,
+  displayName: string,
+): (reason: string) => string {
+  const oauthMessages: Partial<Record<ForgeErrorCode, (name: string) => string>> = {
+    'oauth-blocked': t.oauthBlocked,
+    'oauth-closed': t.oauthClosed,
+    'oauth-timeout': t.oauthTimeout,
+    'oauth-denied': t.oauthDenied,
+  };
+  const oauthMessage = oauthMessages[(error as ForgeError).code];
+  return (reason) => (oauthMessage ? oauthMessage(displayName) : t.connectFailed(displayName, reason));
 }

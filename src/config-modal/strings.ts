@@ -1,4 +1,5 @@
 import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
+import { type ConnectFailureStrings, defaultConnectFailureStrings } from './connect.js';
 
 /**
  * Every text `<forge-config-modal>` shows or announces. Register translations for a locale with
@@ -6,7 +7,7 @@ import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.
  * an object with the keys to replace; the others stay English. Texts that embed a name or a
  * reason are functions, so a translation can put them where its grammar wants them.
  */
-export interface ConfigModalStrings extends ProblemStrings {
+export interface ConfigModalStrings extends ProblemStrings, ConnectFailureStrings {
   /** Accessible name of the close button in the header. */
   close: string;
   /** Title while it is not yet known what is being set up. */
@@ -43,11 +44,6 @@ export interface ConfigModalStrings extends ProblemStrings {
   /** Label of the button that saves an integration's required parameters. */
   saveParameters: string;
   parameterRequired: (label: string) => string;
-  oauthBlocked: (integrationName: string) => string;
-  oauthClosed: (integrationName: string) => string;
-  oauthTimeout: (integrationName: string) => string;
-  oauthDenied: (integrationName: string) => string;
-  connectFailed: (integrationName: string, reason: string) => string;
   /** The button that leaves the connect step while something is still not connected. */
   connectAllFirst: string;
   continue: string;
@@ -75,6 +71,7 @@ export interface ConfigModalStrings extends ProblemStrings {
 
 export const defaultConfigModalStrings: ConfigModalStrings = {
   ...defaultProblemStrings,
+  ...defaultConnectFailureStrings,
   close: 'Close',
   titleLoading: 'Set up integration',
   titleInstall: (name) => `Set up “${name}”`,
@@ -105,12 +102,6 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   waitingForPopup: (name) => `Finish connecting in the ${name} window.`,
   saveParameters: 'Connect',
   parameterRequired: (label) => `Enter the ${label}.`,
-  oauthBlocked: (name) =>
-    `Your browser blocked the ${name} sign-in window. Allow pop-ups for this site, then try again.`,
-  oauthClosed: (name) => `The ${name} window was closed before the connection finished. Try again.`,
-  oauthTimeout: (name) => `Connecting ${name} took too long and was stopped. Try again.`,
-  oauthDenied: (name) => `${name} access was not allowed, so it is not connected. Try again and choose Allow.`,
-  connectFailed: (name, reason) => `${name} could not be connected. ${reason}`,
   connectAllFirst: 'Connect every account above to continue.',
   continue: 'Continue',
   back: 'Back',

@@ -2,6 +2,7 @@ import { html, nothing, type TemplateResult } from 'lit';
 import type { Integration } from '../api/types.js';
 import type { HideReason } from '../events.js';
 import { plainWords, technicalDetails } from '../internal/problem.js';
+import { secretParameter } from './connect.js';
 import { type SettingField, settingFields, variableBlocks } from './settings.js';
 import {
   chosen,
@@ -17,9 +18,6 @@ import {
 } from './state.js';
 import type { ConfigModalStrings } from './strings.js';
 import { alertGlyph, checkGlyph, closeGlyph, iconImage, layout, spinner } from './templates.js';
-
-/** Keys and secrets are masked; other parameters (a server prefix) are easier to check when visible. */
-const SECRET_NAME = /key|secret|token|password/i;
 
 /**
  * Marks with `autofocus` the one element focus moves to after this render: the first that
@@ -305,7 +303,7 @@ function integrationRow(context: StepContext, integration: Integration, id: stri
                 parameterKey(name, p.name),
                 p.displayName,
                 p.description,
-                SECRET_NAME.test(p.name) ? 'password' : 'text',
+                secretParameter(p.name) ? 'password' : 'text',
               ),
             )}
             <button class="button tonal" type="submit" aria-describedby="${id}-name" aria-disabled=${busy}>

@@ -1,12 +1,14 @@
 import type { ReactiveController, ReactiveElement } from 'lit';
 import type { ConfigModalStrings } from '../config-modal/strings.js';
+import type { IntegrationListStrings } from '../integration-list/strings.js';
 import type { WorkflowListStrings } from '../workflow-list/strings.js';
 import type { Plural } from './plural.js';
 
-/** Translations for one locale: either element's texts, any subset of them. */
+/** Translations for one locale: any element's texts, any subset of them. */
 export interface Translation {
   configModal?: Partial<ConfigModalStrings>;
   workflowList?: Partial<WorkflowListStrings>;
+  integrationList?: Partial<IntegrationListStrings>;
 }
 
 const translations = new Map<string, Translation>();
@@ -32,11 +34,10 @@ const updateAll = () => {
  */
 export function registerStrings(locale: string, strings: Translation): void {
   const key = locale.toLowerCase();
-  const known = translations.get(key) ?? {};
-  translations.set(key, {
-    configModal: { ...known.configModal, ...strings.configModal },
-    workflowList: { ...known.workflowList, ...strings.workflowList },
-  });
+  const known: Record<string, object> = { ...translations.get(key) };
+  // Each element's texts are merged on their own, so a registration adds to the earlier ones.
+  for (const [element, texts] of Object.entries(strings)) known[element] = { ...known[element], ...texts };
+  translations.set(key, known);
   registrations++;
   updateAll();
 }

@@ -1,0 +1,89 @@
+import { type ConnectFailureStrings, defaultConnectFailureStrings } from '../config-modal/connect.js';
+import type { DisconnectStrings } from '../internal/disconnect-confirm.js';
+import type { Plural } from '../internal/plural.js';
+import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
+
+/**
+ * Every text `<forge-integration-list>` shows or announces. Register translations for a locale
+ * with `registerStrings(locale, {integrationList: {...}})`, or set the element's `strings`
+ * property to an object with the keys to replace; the others stay English. Texts that embed a
+ * name, a number or a reason are functions, so a translation can put them where its grammar
+ * wants them.
+ */
+export interface IntegrationListStrings extends ProblemStrings, ConnectFailureStrings, DisconnectStrings {
+  /** Accessible name of the grid of apps. */
+  listLabel: string;
+  /** Announced while the apps load. */
+  loading: string;
+  /** Heading when no workflow on offer uses an app (for the `integration` filter, if one is set). */
+  empty: string;
+  emptyHint: string;
+  /** Heading when the apps could not be loaded; the reason follows it. */
+  loadFailed: string;
+  retry: string;
+  /** Label of the search box shown for many apps. */
+  searchLabel: string;
+  /** Label of the category filter, and its choice that shows every category. */
+  categoryLabel: string;
+  allCategories: string;
+  /** Announced while the search or the category filter is in use. */
+  matchCount: (shown: number, total: number, plural: Plural) => string;
+  noMatches: string;
+  /** The app's state, in words (an icon goes with each). */
+  notConnected: string;
+  connected: string;
+  connectedAs: (account: string) => string;
+  broken: string;
+  /** An app that needs no account of the user's. */
+  noAccountNeeded: string;
+  connect: string;
+  reconnect: string;
+  cancel: string;
+  /** The button of the form of an app's required parameters. */
+  saveParameters: string;
+  parameterRequired: (label: string) => string;
+  /** Said on the card while the app's sign-in window is open. */
+  waitingForPopup: (app: string) => string;
+  /** The button that opens the modal with the app's workflows; `on` of them are switched on. */
+  workflows: (on: number, plural: Plural) => string;
+  /** Said on the card of an app the service cannot connect now (the host has not set it up). */
+  unavailable: (app: string) => string;
+  /** Said on the card when the modal's code could not be loaded. */
+  modalLoadFailed: string;
+}
+
+export const defaultIntegrationListStrings: IntegrationListStrings = {
+  ...defaultProblemStrings,
+  ...defaultConnectFailureStrings,
+  listLabel: 'Apps',
+  loading: 'Loading apps…',
+  empty: 'No apps to connect',
+  emptyHint: 'When workflows that work with your apps become available, the apps appear here.',
+  loadFailed: 'Your apps could not be loaded.',
+  retry: 'Try again',
+  searchLabel: 'Search apps',
+  categoryLabel: 'Category',
+  allCategories: 'All categories',
+  matchCount: (shown, total, plural) =>
+    plural(total, { one: `${shown} of # app shown`, other: `${shown} of # apps shown` }),
+  noMatches: 'No app matches your search.',
+  notConnected: 'Not connected',
+  connected: 'Connected',
+  connectedAs: (account) => `Connected as ${account}`,
+  broken: 'Needs reconnecting',
+  noAccountNeeded: 'No account needed',
+  connect: 'Connect',
+  reconnect: 'Reconnect',
+  cancel: 'Cancel',
+  saveParameters: 'Connect',
+  parameterRequired: (label) => `Enter the ${label}.`,
+  waitingForPopup: (app) => `Finish connecting in the ${app} window.`,
+  workflows: (on, plural) => plural(on, { other: 'Workflows (# on)' }),
+  unavailable: (app) => `${app} can't be connected right now. Try again later.`,
+  modalLoadFailed: 'The workflows could not be opened. Check your connection, then try again.',
+  disconnect: 'Disconnect',
+  disconnectTitle: (app) => `Disconnect ${app}?`,
+  disconnectText: (app) => `No workflow of yours uses ${app} now. You can connect it again at any time.`,
+  disconnectSwitchesOff: (app) => `These workflows need ${app}. Disconnecting switches them off:`,
+  disconnectFailed: (app, reason) => `${app} was not disconnected. ${reason}`,
+};
