@@ -5,7 +5,7 @@ import { nodeResolve } from '@rollup/plugin-node-resolve';
 import terser from '@rollup/plugin-terser';
 
 /**
- * The CDN bundle: a minified ES module with Lit, @lit/task and jose's decodeJwt inside, for
+ * The CDN bundle: a minified ES module with Lit and @lit/task inside, for
  * `<script type="module" src="https://cdn.jsdelivr.net/npm/forge-embed@0/dist/cdn/forge-embed.min.js">`, and the chunks it
  * loads on demand beside it (the modal). It bundles the
  * JavaScript tsc wrote to dist/ (`npm run build` runs tsc first) because the TypeScript plugin
@@ -34,7 +34,7 @@ const cleanOutput = (dir) => ({
 
 /** How every bundle of this project is built (the floor and the peers' bundles in bench/ too). */
 export const bundlePlugins = [
-  // `browser` picks jose's Web Crypto build; Lit's default export condition is its production build.
+  // `browser` picks browser builds where a package has them; Lit's default export condition is its production build.
   nodeResolve({ browser: true, exportConditions: ['production'] }),
   // The templates' and styles' indentation is for people; the bundle does not need it.
   minifyHTML(),

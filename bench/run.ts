@@ -37,13 +37,23 @@ import {
  * writes bench/results.json. See bench/README.md for what each number means.
  */
 const RESULTS_FILE = fileURLToPath(new URL('results.json', import.meta.url));
-/** What a page that shows the list loads before anything renders (issue 16). */
-const ENTRY_GZIP_BUDGET = 12_000;
 /**
- * Entry and every chunk (the modal, detail views), each gzipped as served: what a page pays once
- * everything has been used (issue 16).
+ * What a page that shows the list loads before anything renders. Since the third round a guard,
+ * not a goal: 17,451 B (the entry when the round began) plus 300 B, unless an issue grants more.
  */
-const TOTAL_GZIP_BUDGET = 20_000;
+const ENTRY_GZIP_BUDGET = 17_451 + 300;
+/**
+ * Each chunk's guard, by the element or view it holds: its size when the third round began plus
+ * what that round's issues grant it (the modal: issue 24 +1.5 KB, issue 26 +2.5 KB), or the
+ * size an issue gives a new chunk (the integration list: issue 25, 5 KB). A chunk not named here
+ * is reported without a guard.
+ */
+const CHUNK_GZIP_BUDGETS: Record<string, number> = {
+  'config-modal': 10_278 + 1_536 + 2_560,
+  'integration-list': 5_120,
+};
+/** A chunk's file name without its content hash: `config-modal-CBsMmJ85.min.js` → `config-modal`. */
+const chunkName = (file: string) => file.replace(/-[\w-]{8}\.min\.js$/, '');
 /** The first open of the modal, its chunk not loaded yet, on loopback. */
 const FIRST_OPEN_BUDGET_MS = 100;
 /** Every later open. */
@@ -176,17 +186,19 @@ try {
   const toFloor = (n: number) => `${(n / floor.gzipBytes).toFixed(2)}× floor`;
   const rows: Row[] = [
     atMost('cdnEntryGzipBytes', cdn.entry.gzipBytes, ENTRY_GZIP_BUDGET, bytes, toFloor(cdn.entry.gzipBytes)),
-    ...Object.entries(cdn.chunks).map(([name, sizes]) =>
-      info(`chunk ${name}`, sizes.gzipBytes, bytes, 'gzip, loaded on demand'),
-    ),
-    atMost(
+    ...Object.entries(cdn.chunks).map(([file, sizes]) => {
+      const budget = CHUNK_GZIP_BUDGETS[chunkName(file)];
+      return budget === undefined
+        ? info(`chunk ${file}`, sizes.gzipBytes, bytes, 'gzip, loaded on demand')
+        : atMost(`chunk ${file}`, sizes.gzipBytes, budget, bytes, 'gzip, loaded on demand');
+    }),
+    info(
       'cdnTotalGzipBytes',
       cdn.total.gzipBytes,
-      TOTAL_GZIP_BUDGET,
       bytes,
       `${toFloor(cdn.total.gzipBytes)}; ${bytes(cdn.total.brotliBytes)} brotli, ${bytes(cdn.total.minBytes)} minified`,
     ),
-    info('floorGzipBytes', floor.gzipBytes, bytes, 'lit, @lit/task, decodeJwt, the same pipeline'),
+    info('floorGzipBytes', floor.gzipBytes, bytes, 'lit and @lit/task, the same pipeline'),
     ...peers.map(({ name, version, gzipBytes, iframe }) =>
       info(
         `peer ${name}@${version}`,

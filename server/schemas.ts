@@ -256,24 +256,54 @@ export const HostSettingsSchema = Type.Object({
   deliveries: Type.Object({ webhook: Backlog, eventBus: Backlog }),
 });
 
-const NullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+/** A text field of `PUT /settings`: `null` clears it; the description is the message a refused value gets. */
+const NullableText = (description: string, rules: { pattern?: string; maxLength?: number; minLength?: number } = {}) =>
+  Type.Union([Type.String({ maxLength: 2000, ...rules, description }), Type.Null()], { description });
 
-/** Fields left out keep their value; `null` clears one. The rules between fields are the domain's (host-settings.ts). */
+const HTTP_URL = NullableText('Must be an http:// or https:// URL, or null (or "") to remove it.', {
+  pattern: '^$|^[Hh][Tt][Tt][Pp][Ss]?://',
+});
+
+/**
+ * The whole shape of a `PUT /settings` body, the one place it is checked: fields left out keep
+ * their value, `null` clears one. What depends on more than one field or on the network (the
+ * address rule, keys given together, what switching the bus on needs) is the domain's
+ * (engine/host-settings.ts).
+ */
 export const HostSettingsUpdateSchema = Type.Object(
   {
-    errorWebhookUrl: Type.Optional(NullableText('An http(s) URL that receives each error log entry.')),
+    errorWebhookUrl: Type.Optional(HTTP_URL),
     eventBus: Type.Optional(
-      Type.Object({
-        enabled: Type.Optional(Type.Boolean()),
-        busName: Type.Optional(NullableText('An EventBridge bus name or ARN.')),
-        region: Type.Optional(NullableText('e.g. eu-west-1')),
-        endpoint: Type.Optional(NullableText('Another EventBridge endpoint (a local stand-in).')),
-        accessKeyId: Type.Optional(NullableText('Stored sealed; never read back.')),
-        secretAccessKey: Type.Optional(NullableText('Stored sealed; never read back.')),
-      }),
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean({ description: 'Must be true or false.' })),
+          busName: Type.Optional(
+            NullableText('Must be an event bus name (letters, digits, . - _ /) or ARN, or null.', {
+              pattern: '^([\\w.\\-/]{1,256}|arn:[\\w.\\-:/]{1,1600})$',
+            }),
+          ),
+          region: Type.Optional(
+            NullableText('Must be a region such as eu-west-1, or null for us-east-1.', {
+              pattern: '^[a-z]{2}(-[a-z]+)+-\\d+$',
+            }),
+          ),
+          endpoint: Type.Optional(HTTP_URL),
+          accessKeyId: Type.Optional(
+            NullableText('Stored sealed; never read back. Give it with secretAccessKey.', {
+              minLength: 1,
+              maxLength: 128,
+            }),
+          ),
+          secretAccessKey: Type.Optional(
+            NullableText('Stored sealed; never read back. Give it with accessKeyId.', { minLength: 1, maxLength: 256 }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
     ),
   },
   {
+    additionalProperties: false,
     description: 'Fields left out keep their value; null clears one.',
     examples: [
       {

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
+import type { FieldError } from 'forge-embed/client';
 import { InvalidInputError } from '../errors.js';
+import type { HostSettingsUpdateSchema } from '../schemas.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
-import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
 import { privateTargetReason } from './public-address.js';
 
 /**
@@ -113,45 +115,70 @@ export async function rotateErrorWebhookSecret(
   return { errorWebhookSecret: secret, previousSecretValidUntil: new Date(until).toISOString() };
 }
 
-const EXAMPLE =
-  '{"errorWebhookUrl": "https://example.com/forge-errors", "eventBus": {"enabled": true, "busName": "default", "region": "eu-west-1", "accessKeyId": "…", "secretAccessKey": "…"}}';
-const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
-const BUS_NAME = /^([\w.\-/]{1,256}|arn:[\w.\-:/]{1,1600})$/;
+/** A `PUT /settings` body, whose shape the route's schema has already checked. */
+export type HostSettingsUpdate = Static<typeof HostSettingsUpdateSchema>;
 
 /**
  * Applies a `PUT /settings` body: fields left out keep their value, `null` clears one. Answers
  * the new settings, the channels switched off (whose waiting deliveries go) and the channels
- * whose target changed (whose waiting deliveries are tried again at once).
+ * whose target changed (whose waiting deliveries are tried again at once). Only the rules the
+ * schema cannot say are checked here: the address rule, keys given together, and what
+ * switching the bus on needs.
  */
 export function applyHostSettingsUpdate(
   current: StoredHostSettings,
-  body: unknown,
+  request: HostSettingsUpdate,
   secrets: SecretBox,
   { allowPrivateTargets = false }: { allowPrivateTargets?: boolean } = {},
 ): { next: StoredHostSettings; switchedOff: Channel[]; retarget: Channel[] } {
-  const request = bodyObject(body, EXAMPLE);
-  const fields = new FieldChecker(request);
-  fields.onlyKnown(['errorWebhookUrl', 'eventBus']);
+  const errors: FieldError[] = [];
   const next: StoredHostSettings = structuredClone(current);
   // Both channels send to where the host says, so both follow the same address rule.
-  const target = (value: unknown, path: string, kept: string | null): string | null => {
-    const url = httpUrl(value, path, fields);
-    const refused = url && !allowPrivateTargets && privateTargetReason(new URL(url));
-    if (!refused) return url;
-    fields.add(
+  const target = (value: string | null, path: string, kept: string | null): string | null => {
+    if (!value) return null;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      errors.push({ path, message: 'Must be an http:// or https:// URL, or null (or "") to remove it.' });
+      return kept;
+    }
+    const refused = !allowPrivateTargets && privateTargetReason(url);
+    if (!refused) return url.toString();
+    errors.push({
       path,
-      `Must be a public address: ${refused}. To deliver inside your own network, start the service with --allow-private-webhooks.`,
-    );
+      message: `Must be a public address: ${refused}. To deliver inside your own network, start the service with --allow-private-webhooks.`,
+    });
     return kept;
   };
   if (request.errorWebhookUrl !== undefined) {
     next.errorWebhookUrl = target(request.errorWebhookUrl, 'body.errorWebhookUrl', current.errorWebhookUrl);
   }
-  if (request.eventBus !== undefined) {
-    if (!isPlainObject(request.eventBus)) fields.add('body.eventBus', 'Must be an object.');
-    else applyEventBus(next.eventBus, request.eventBus, fields, secrets, target);
+  const bus = request.eventBus;
+  if (bus) {
+    if (bus.enabled !== undefined) next.eventBus.enabled = bus.enabled;
+    if (bus.busName !== undefined) next.eventBus.busName = bus.busName;
+    if (bus.region !== undefined) next.eventBus.region = bus.region;
+    if (bus.endpoint !== undefined) {
+      next.eventBus.endpoint = target(bus.endpoint, 'body.eventBus.endpoint', next.eventBus.endpoint);
+    }
+    const { accessKeyId: id, secretAccessKey: secret } = bus;
+    if (id === null && secret === null) {
+      next.eventBus.sealedKeys = null;
+    } else if (id?.trim() && secret?.trim()) {
+      next.eventBus.sealedKeys = secrets.seal({
+        accessKeyId: id.trim(),
+        secretAccessKey: secret.trim(),
+      } satisfies AccessKeys);
+    } else if (id !== undefined || secret !== undefined) {
+      errors.push({
+        path: 'body.eventBus.accessKeyId',
+        message:
+          'Give accessKeyId and secretAccessKey together, as non-empty strings (or both null to remove the keys).',
+      });
+    }
   }
-  fields.done();
+  if (errors.length > 0) throw new InvalidInputError(errors.map((e) => `${e.path}: ${e.message}`).join(' '), errors);
   if (next.eventBus.enabled) {
     const missing = [
       ...(next.eventBus.busName ? [] : ['busName']),
@@ -176,63 +203,4 @@ export function applyHostSettingsUpdate(
 
 export async function saveHostSettings(store: Store, settings: StoredHostSettings): Promise<void> {
   await store.settings.set(SETTINGS_KEY, JSON.stringify(settings));
-}
-
-function applyEventBus(
-  bus: EventBusConfig,
-  update: Record<string, unknown>,
-  fields: FieldChecker,
-  secrets: SecretBox,
-  target: (value: unknown, path: string, kept: string | null) => string | null,
-): void {
-  const at = (key: string) => `body.eventBus.${key}`;
-  const known = ['enabled', 'busName', 'region', 'endpoint', 'accessKeyId', 'secretAccessKey'];
-  for (const key of Object.keys(update)) {
-    if (!known.includes(key)) fields.add(at(key), `Unknown field; expected only ${known.join(', ')}.`);
-  }
-  if (update.enabled !== undefined) {
-    if (typeof update.enabled !== 'boolean') fields.add(at('enabled'), 'Must be true or false.');
-    else bus.enabled = update.enabled;
-  }
-  if (update.busName !== undefined) {
-    if (update.busName !== null && (typeof update.busName !== 'string' || !BUS_NAME.test(update.busName))) {
-      fields.add(at('busName'), 'Must be an event bus name (letters, digits, . - _ /) or ARN, or null.');
-    } else bus.busName = update.busName;
-  }
-  if (update.region !== undefined) {
-    if (update.region !== null && (typeof update.region !== 'string' || !REGION.test(update.region))) {
-      fields.add(at('region'), 'Must be a region such as eu-west-1, or null for us-east-1.');
-    } else bus.region = update.region;
-  }
-  if (update.endpoint !== undefined) bus.endpoint = target(update.endpoint, at('endpoint'), bus.endpoint);
-  const { accessKeyId: id, secretAccessKey: secret } = update;
-  if (id === undefined && secret === undefined) return;
-  if (id === null && secret === null) {
-    bus.sealedKeys = null;
-  } else if (typeof id === 'string' && typeof secret === 'string' && id.trim() && secret.trim()) {
-    if (id.length > 128 || secret.length > 256) fields.add(at('accessKeyId'), 'The access keys are too long.');
-    else bus.sealedKeys = secrets.seal({ accessKeyId: id.trim(), secretAccessKey: secret.trim() } satisfies AccessKeys);
-  } else {
-    fields.add(
-      at('accessKeyId'),
-      'Give accessKeyId and secretAccessKey together, as non-empty strings (or both null to remove the keys).',
-    );
-  }
-}
-
-function httpUrl(value: unknown, path: string, fields: FieldChecker): string | null {
-  if (value === null || value === '') return null;
-  const problem = 'Must be an http:// or https:// URL, or null to remove it.';
-  if (typeof value !== 'string' || value.length > 2000) {
-    fields.add(path, problem);
-    return null;
-  }
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url.toString();
-  } catch {
-    // Falls through to the field error.
-  }
-  fields.add(path, problem);
-  return null;
 }

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { Integration, OAuthResultMessage } from 'forge-embed/client';
 import type { AppConfig } from '../catalog/auth.js';
 import { absoluteUrl, placeCredential } from '../engine/placement.js';
-import { badRequest, escapeHtml, HTML_HEADERS, HttpProblem, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
+import { badRequest, escapeHtml, HttpProblem, notFound, REDIRECT_HEADERS, rateLimited } from '../http.js';
 import {
   authorizeUrl,
   ClientNotConfigured,
@@ -15,25 +15,12 @@ import {
   type OAuthApp,
   ProviderFailure,
 } from '../oauth/client.js';
+import { expiredLink, HtmlPage, OAuthQuerySchema, page, Redirect, sendPage } from '../oauth/pages.js';
 import { confirmGrant, type Flow, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import { ConnectedIntegrationSchema, IntegrationParams, OAuthStartSchema, RateLimitedResponse } from '../schemas.js';
 import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
 import { baseOf, type RoutePlugin, redirectUri } from './context.js';
-
-/** The path of the small OAuth provider the service ships for the catalog's OAuth integrations. */
-
-const OAuthQuerySchema = Type.Object({
-  state: Type.Optional(Type.String({ description: 'The one-time state of the flow.' })),
-  code: Type.Optional(Type.String()),
-  error: Type.Optional(Type.String()),
-  redirect_uri: Type.Optional(Type.String()),
-});
-const HtmlPage = {
-  description: 'An HTML page for the OAuth popup.',
-  content: { 'text/html': { schema: Type.String() } },
-};
-const Redirect = { description: 'A redirect to the next page of the OAuth flow.', type: 'null' };
 
 /** What an OAuth flow keeps, sealed, beside its state until the callback. */
 interface SealedFlow {
@@ -408,87 +395,6 @@ window.close();
 export default credentials;
 
 /**
- * The local OAuth provider, beside the API (registered under LOCAL_PROVIDER_PREFIX): a consent
- * page for the catalog's OAuth integrations, and the form it posts (the only form body the
- * service reads, hence its own parser in this plugin's own scope).
- */
-export const localProvider: RoutePlugin = async (app, { store, catalog }) => {
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: 10_000 },
-    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
-  );
-
-  app.get(
-    '/:integration/authorize',
-    {
-      config: { access: 'public' },
-      schema: {
-        summary: 'The local OAuth provider’s consent page',
-        tags: ['oauth'],
-        params: IntegrationParams,
-        querystring: OAuthQuerySchema,
-        response: { 200: HtmlPage, 400: HtmlPage },
-      },
-    },
-    async (request, reply) => {
-      const integration = catalog.integrations.get(request.params.integration);
-      const { query } = request;
-      if (!integration || !(await store.oauth.getState(query.state ?? ''))) return expiredLink(reply);
-      const search = new URLSearchParams(query).toString();
-      const action = `${LOCAL_PROVIDER_PREFIX}/${encodeURIComponent(integration.name)}/authorize?${search}`;
-      return sendPage(
-        reply,
-        200,
-        page(
-          `Allow access to your ${integration.displayName} account?`,
-          `<p>The integration will be able to read and send data on your behalf. This consent page is served by the local Forge service, standing in for ${escapeHtml(integration.displayName)}.</p>
-<form method="post" action="${escapeHtml(action)}">
-  <button name="decision" value="allow" class="primary" autofocus>Allow</button>
-  <button name="decision" value="deny">Deny</button>
-</form>`,
-        ),
-      );
-    },
-  );
-
-  app.post(
-    '/:integration/authorize',
-    {
-      config: { access: 'public' },
-      schema: {
-        summary: 'The consent form’s answer: a redirect to the callback with a code, or with access_denied',
-        tags: ['oauth'],
-        params: IntegrationParams,
-        querystring: OAuthQuerySchema,
-        response: { 303: Redirect, 400: HtmlPage },
-      },
-    },
-    async (request, reply) => {
-      const { state = '', redirect_uri: redirectUri = '' } = request.query;
-      // Like a real provider, redirect only to the registered callback: a code sent anywhere
-      // else would leave the service.
-      if (
-        !catalog.integrations.get(request.params.integration) ||
-        !(await store.oauth.getState(state)) ||
-        redirectUri !== `${baseOf(request)}${API_PREFIX}/oauth/callback`
-      ) {
-        return expiredLink(reply);
-      }
-      const target = new URL(redirectUri);
-      if (isPlainObject(request.body) && request.body.decision === 'allow') {
-        const code = randomBytes(16).toString('base64url');
-        await store.oauth.setCode(state, code);
-        target.search = new URLSearchParams({ code, state }).toString();
-      } else {
-        target.search = new URLSearchParams({ error: 'access_denied', state }).toString();
-      }
-      return reply.code(303).headers(REDIRECT_HEADERS).header('Location', target.toString()).send();
-    },
-  );
-};
-
-/**
  * An API key whose `auth` has a `verify` request is tried before it is stored: an app that
  * refuses it makes the save a 400 now rather than a failed run later.
  */
@@ -528,36 +434,3 @@ async function verifyKey(integration: Integration, app: AppConfig, values: Recor
 }
 
 const VERIFY_TIMEOUT_MS = 10_000;
-
-function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply.code(status).headers(HTML_HEADERS).send(html);
-}
-
-function expiredLink(reply: FastifyReply): FastifyReply {
-  return sendPage(
-    reply,
-    400,
-    page(
-      'This link has expired',
-      '<p>This sign-in link was already used or has expired. Close this window and choose Connect again.</p>',
-    ),
-  );
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>
-  :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
-  body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: Canvas; color: CanvasText; }
-  main { max-width: 26rem; padding: 2rem; }
-  h1 { font-size: 1.25rem; margin: 0 0 .75rem; }
-  p { line-height: 1.5; }
-  form { display: flex; gap: .75rem; margin-top: 1.5rem; }
-  button { font: inherit; padding: .6rem 1.25rem; border-radius: .5rem; border: 1px solid #8886; background: transparent; color: inherit; cursor: pointer; }
-  button.primary { background: #4f46e5; border-color: #4f46e5; color: white; }
-  button:focus-visible { outline: 3px solid #818cf8; outline-offset: 2px; }
-</style></head>
-<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
-}

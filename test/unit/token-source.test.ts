@@ -40,8 +40,12 @@ class TestClock implements Clock {
 /** Lets the promise callbacks queued so far run. */
 const settle = () => new Promise((resolve) => setTimeout(resolve));
 
+/** JSON, UTF-8, base64url without padding: how a JWT's parts are written. */
 const base64url = (value: unknown) =>
-  btoa(JSON.stringify(value)).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+  btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(value))))
+    .replace(/=+$/, '')
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_');
 
 /** A JWT with these claims; the browser never verifies the signature, so none is needed. */
 const jwt = (claims: Record<string, unknown>) => `${base64url({ alg: 'ES256' })}.${base64url(claims)}.c2ln`;
@@ -63,8 +67,18 @@ describe('decodeUserToken', () => {
     expect(decodeUserToken(jwt({ sub: 'user-1', exp }))).to.deep.include({ userId: 'user-1', expiresAt: exp * 1000 });
   });
 
+  it('reads a payload whose base64url uses - and _, and a user id in any script', () => {
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    // "~~~" and "???" encode to "fn5-" and "Pz8_": the two letters base64url changes.
+    const token = jwt({ sub: 'zoë-~~~???', exp });
+    expect(token.split('.')[1]).to.match(/-/).and.match(/_/);
+    expect(decodeUserToken(token).userId).to.equal('zoë-~~~???');
+  });
+
   for (const [name, token, code] of [
     ['something that is not a JWT', 'not-a-jwt', 'token-malformed'],
+    ['three parts that are not base64url JSON', 'a.b!.c', 'token-malformed'],
+    ['a payload that is not an object', `${'e30'}.${btoa('7')}.c2ln`, 'token-malformed'],
     ['a token without a user', jwt({ exp: 4_000_000_000 }), 'token-malformed'],
     ['a token without an expiry', jwt({ sub: 'user-1' }), 'token-malformed'],
     ['a token that expired before it arrived', jwt({ sub: 'user-1', exp: 1000 }), 'token-expired'],
