@@ -45,8 +45,9 @@ export function cardView(c: CardContext, app: IntegrationSummary, n: number) {
   const oauth = !app.requiredParameters?.[0];
   const workflowsOn = c.workflowsOn.get(name)?.length ?? 0;
   const url = safeIconUrl(icon);
-  // The app's name follows each button's own word for assistive technology ("Connect Slack").
-  const named = html`<span class="visually-hidden"> ${displayName}</span>`;
+  // The app's name follows each button's own word for assistive technology ("Connect Slack"); the
+  // space is in the expression, where the bundle's template minifier leaves it.
+  const named = html`<span class="visually-hidden">${` ${displayName}`}</span>`;
   let actions: unknown = nothing;
   if (needsAccount(app) && !formOpen) {
     const connectLabel = connection ? t.reconnect : t.connect;
