@@ -13,14 +13,15 @@
  *   backend and never in a page, so the bundle carries only the embed surface's
  *   `ForgeEmbedClient` (`npm install forge-embed` still has both, in `forge-embed/client`).
  */
-import { prefetchConfigModal, prefetchConfigModalWhenIdle } from './internal/load-modal.js';
+import { loadConfigModal, prefetchConfigModal, prefetchConfigModalWhenIdle } from './internal/load-modal.js';
 import './workflow-list/define.js';
 
 if (document.querySelector('forge-config-modal')) prefetchConfigModal();
 else prefetchConfigModalWhenIdle();
 
-/** Registers `<forge-integration-list>`, loading its chunk. */
-export const loadIntegrationList = () => import('./integration-list/define.js');
+/** Registers `<forge-integration-list>` (and the modal it opens), loading both chunks side by side. */
+export const loadIntegrationList = () =>
+  Promise.all([import('./integration-list/define.js'), loadConfigModal()]).then(([module]) => module);
 // A live collection: looking at its first item is cheap, whatever else the page changes.
 const integrationLists = document.getElementsByTagName('forge-integration-list');
 const lookForIntegrationList = () => {

@@ -1,5 +1,5 @@
 import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
-import { type ConnectFailureStrings, defaultConnectFailureStrings } from './connect.js';
+import { type ConnectStrings, defaultConnectStrings } from './connect.js';
 
 /**
  * Every text `<forge-config-modal>` shows or announces. Register translations for a locale with
@@ -7,7 +7,7 @@ import { type ConnectFailureStrings, defaultConnectFailureStrings } from './conn
  * an object with the keys to replace; the others stay English. Texts that embed a name or a
  * reason are functions, so a translation can put them where its grammar wants them.
  */
-export interface ConfigModalStrings extends ProblemStrings, ConnectFailureStrings {
+export interface ConfigModalStrings extends ProblemStrings, ConnectStrings {
   /** Accessible name of the close button in the header. */
   close: string;
   /** Title while it is not yet known what is being set up. */
@@ -34,16 +34,6 @@ export interface ConfigModalStrings extends ProblemStrings, ConnectFailureString
   chooseIntro: (integrationName: string) => string;
   noWorkflows: (integrationName: string) => string;
   connectIntro: string;
-  connected: string;
-  notConnected: string;
-  connect: string;
-  reconnect: string;
-  cancel: string;
-  /** Shown in an OAuth row while its window is open. */
-  waitingForPopup: (integrationName: string) => string;
-  /** Label of the button that saves an integration's required parameters. */
-  saveParameters: string;
-  parameterRequired: (label: string) => string;
   /** The button that leaves the connect step while something is still not connected. */
   connectAllFirst: string;
   continue: string;
@@ -71,7 +61,7 @@ export interface ConfigModalStrings extends ProblemStrings, ConnectFailureString
 
 export const defaultConfigModalStrings: ConfigModalStrings = {
   ...defaultProblemStrings,
-  ...defaultConnectFailureStrings,
+  ...defaultConnectStrings,
   close: 'Close',
   titleLoading: 'Set up integration',
   titleInstall: (name) => `Set up “${name}”`,
@@ -94,14 +84,6 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   chooseIntro: (name) => `Switch on the workflows you want to use with ${name}.`,
   noWorkflows: (name) => `No workflows use ${name} yet. When one is added, it appears here.`,
   connectIntro: 'Connect the accounts the workflow works with. Credentials are stored encrypted.',
-  connected: 'Connected',
-  notConnected: 'Not connected',
-  connect: 'Connect',
-  reconnect: 'Reconnect',
-  cancel: 'Cancel',
-  waitingForPopup: (name) => `Finish connecting in the ${name} window.`,
-  saveParameters: 'Connect',
-  parameterRequired: (label) => `Enter the ${label}.`,
   connectAllFirst: 'Connect every account above to continue.',
   continue: 'Continue',
   back: 'Back',

@@ -1,7 +1,9 @@
+// The grid opens <forge-config-modal> and connects accounts with the modal's own code, so it
+// registers the modal with itself: in a bundle, the two share one chunk (and the CDN build has no
+// third chunk for the connect flow, which the modal would load a round trip after its own).
+import '../config-modal/define.js';
 import { ForgeIntegrationList } from './integration-list.js';
 
-// The grid registers <forge-config-modal> itself, from the modal's own chunk, when it is about
-// to open one (internal/load-modal.ts).
 if (!customElements.get('forge-integration-list')) {
   customElements.define('forge-integration-list', ForgeIntegrationList);
 }

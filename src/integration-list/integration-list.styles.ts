@@ -29,9 +29,6 @@ export const integrationListStyles = css`
   .grid[aria-busy='true'] {
     opacity: 0.6;
   }
-  .grid:focus-visible {
-    box-shadow: none;
-  }
   .app {
     display: flex;
     flex-direction: column;
@@ -78,9 +75,6 @@ export const integrationListStyles = css`
     min-height: 2.25rem;
     padding-inline: 0.75rem;
   }
-  .app-actions .quiet {
-    padding-inline: 0.5rem;
-  }
   .parameters {
     display: grid;
     gap: 0.625rem;
@@ -88,14 +82,5 @@ export const integrationListStyles = css`
   .field {
     display: grid;
     gap: 0.25rem;
-  }
-  .field label {
-    font-weight: 550;
-  }
-  .skeleton .app {
-    gap: 0.75rem;
-  }
-  .skeleton .line {
-    width: 70%;
   }
 `;

@@ -16,7 +16,7 @@ import { ForgeElement } from '../internal/forge-element.js';
 import { loadConfigModal } from '../internal/load-modal.js';
 import { Localize } from '../internal/localize.js';
 import { themeStyles } from '../theme.js';
-import { emptyView, loadErrorView } from '../workflow-list/messages.js';
+import { emptyView, loadErrorView, loadingView } from '../workflow-list/messages.js';
 import { without } from '../workflow-list/state.js';
 import { workflowListStyles } from '../workflow-list/workflow-list.styles.js';
 import { type CardActions, cardView } from './card.js';
@@ -75,7 +75,7 @@ import { defaultIntegrationListStrings, type IntegrationListStrings } from './st
  * @csspart confirm - The dialog that confirms a disconnect.
  * @csspart modal - The `<forge-config-modal>` the grid opens. Its main parts are exported as
  *   `modal-dialog`, `modal-panel`, `modal-header`, `modal-title`, `modal-body` and `modal-footer`.
- * @csspart skeleton - The placeholder cards shown while loading.
+ * @csspart skeleton - The placeholder shown while loading.
  * @csspart empty - Shown when no app is on offer.
  * @csspart error - Shown when loading failed, with `retry-button`.
  *
@@ -411,12 +411,8 @@ export class ForgeIntegrationList extends ForgeElement {
     const failed = !apps && error !== undefined && !isAbort(error);
     let content: unknown;
     if (failed) content = loadErrorView(t, error, pending, this.#handleRetry);
-    else if (!apps) {
-      content = html`<p class="visually-hidden" role="status">${t.loading}</p>
-        <div class="grid skeleton" part="skeleton" aria-hidden="true">
-          ${[0, 1, 2].map(() => html`<div class="app"><span class="bone tile"></span><span class="bone line"></span><span class="bone pill"></span></div>`)}
-        </div>`;
-    } else if (!apps.apps[0]) content = emptyView(t);
+    else if (!apps) content = html`<p class="visually-hidden" role="status">${t.loading}</p>${loadingView()}`;
+    else if (!apps.apps[0]) content = emptyView(t);
     else content = this.#renderGrid(apps, pending);
     const { modalFor } = this.#view;
     return html`<div class="base" part="base">${content}</div>

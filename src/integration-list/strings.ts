@@ -1,5 +1,5 @@
-import { type ConnectFailureStrings, defaultConnectFailureStrings } from '../config-modal/connect.js';
-import type { DisconnectStrings } from '../internal/disconnect-confirm.js';
+import { type ConnectStrings, defaultConnectStrings } from '../config-modal/connect.js';
+import { type DisconnectStrings, defaultDisconnectStrings } from '../internal/disconnect-confirm.js';
 import type { Plural } from '../internal/plural.js';
 import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
 
@@ -10,7 +10,7 @@ import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.
  * name, a number or a reason are functions, so a translation can put them where its grammar
  * wants them.
  */
-export interface IntegrationListStrings extends ProblemStrings, ConnectFailureStrings, DisconnectStrings {
+export interface IntegrationListStrings extends ProblemStrings, ConnectStrings, DisconnectStrings {
   /** Accessible name of the grid of apps. */
   listLabel: string;
   /** Announced while the apps load. */
@@ -30,20 +30,10 @@ export interface IntegrationListStrings extends ProblemStrings, ConnectFailureSt
   matchCount: (shown: number, total: number, plural: Plural) => string;
   noMatches: string;
   /** The app's state, in words (an icon goes with each). */
-  notConnected: string;
-  connected: string;
   connectedAs: (account: string) => string;
   broken: string;
   /** An app that needs no account of the user's. */
   noAccountNeeded: string;
-  connect: string;
-  reconnect: string;
-  cancel: string;
-  /** The button of the form of an app's required parameters. */
-  saveParameters: string;
-  parameterRequired: (label: string) => string;
-  /** Said on the card while the app's sign-in window is open. */
-  waitingForPopup: (app: string) => string;
   /** The button that opens the modal with the app's workflows; `on` of them are switched on. */
   workflows: (on: number, plural: Plural) => string;
   /** Said on the card of an app the service cannot connect now (the host has not set it up). */
@@ -54,7 +44,8 @@ export interface IntegrationListStrings extends ProblemStrings, ConnectFailureSt
 
 export const defaultIntegrationListStrings: IntegrationListStrings = {
   ...defaultProblemStrings,
-  ...defaultConnectFailureStrings,
+  ...defaultConnectStrings,
+  ...defaultDisconnectStrings,
   listLabel: 'Apps',
   loading: 'Loading apps…',
   empty: 'No apps to connect',
@@ -67,23 +58,10 @@ export const defaultIntegrationListStrings: IntegrationListStrings = {
   matchCount: (shown, total, plural) =>
     plural(total, { one: `${shown} of # app shown`, other: `${shown} of # apps shown` }),
   noMatches: 'No app matches your search.',
-  notConnected: 'Not connected',
-  connected: 'Connected',
   connectedAs: (account) => `Connected as ${account}`,
   broken: 'Needs reconnecting',
   noAccountNeeded: 'No account needed',
-  connect: 'Connect',
-  reconnect: 'Reconnect',
-  cancel: 'Cancel',
-  saveParameters: 'Connect',
-  parameterRequired: (label) => `Enter the ${label}.`,
-  waitingForPopup: (app) => `Finish connecting in the ${app} window.`,
   workflows: (on, plural) => plural(on, { other: 'Workflows (# on)' }),
   unavailable: (app) => `${app} can't be connected right now. Try again later.`,
   modalLoadFailed: 'The workflows could not be opened. Check your connection, then try again.',
-  disconnect: 'Disconnect',
-  disconnectTitle: (app) => `Disconnect ${app}?`,
-  disconnectText: (app) => `No workflow of yours uses ${app} now. You can connect it again at any time.`,
-  disconnectSwitchesOff: (app) => `These workflows need ${app}. Disconnecting switches them off:`,
-  disconnectFailed: (app, reason) => `${app} was not disconnected. ${reason}`,
 };

@@ -2,6 +2,7 @@ import { expect } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import type { ForgeEventDetails } from '../../src/events.js';
 import type { ForgeIntegrationList } from '../../src/integration-list/integration-list.js';
+import type { IntegrationListStrings } from '../../src/integration-list/strings.js';
 import type { ForgeWorkflowList } from '../../src/workflow-list/workflow-list.js';
 import { serviceInfo, tokenUrl, userToken } from '../support/forge.js';
 import { waitUntil } from '../support/wait.js';
@@ -113,9 +114,11 @@ export async function gridBindings() {
   return {
     apiBase,
     tokenProvider: () => userToken(userId),
-    strings: { reconnect: 'Link again' },
+    strings: { reconnect: 'Link again' } as Partial<IntegrationListStrings>,
     connects,
-    onConnect: (detail: ConnectDetail) => connects.push(detail),
+    onConnect: (detail: ConnectDetail) => {
+      connects.push(detail);
+    },
   };
 }
 
