@@ -86,7 +86,9 @@ export function writeAppsCatalog(dir: string, count: number): string {
     category: categories[n % categories.length],
     icon: demo.integrations[n % demo.integrations.length]!.icon,
     type: n % 3 === 0 ? 'apiKey' : 'oauth2',
-    ...(n % 3 === 0 ? { requiredParameters: [{ name: 'apiKey', displayName: 'API key', description: 'Its key.' }] } : {}),
+    ...(n % 3 === 0
+      ? { requiredParameters: [{ name: 'apiKey', displayName: 'API key', description: 'Its key.' }] }
+      : {}),
   }));
   const workflows = integrations.map((app, n) => ({
     workflowId: `apps-${String(n).padStart(3, '0')}`,

@@ -215,7 +215,11 @@ window.bench = {
     grid.setAttribute('api-base', apiBase);
     grid.setAttribute('token-url', tokenUrl);
     document.body.append(grid);
-    await whenReady(grid.shadowRoot, () => grid.shadowRoot.querySelectorAll('[part~="app"]').length === apps, `${apps} apps`);
+    await whenReady(
+      grid.shadowRoot,
+      () => grid.shadowRoot.querySelectorAll('[part~="app"]').length === apps,
+      `${apps} apps`,
+    );
     grid.shadowRoot.querySelector('[part~="grid"]').getBoundingClientRect();
     const done = performance.now();
     const answered = Math.max(

@@ -114,7 +114,13 @@ export class Localize<Key extends keyof Translation, Strings extends Required<Tr
 
   /** The form of `forms` for `count` in the element's locale, `#` replaced by the count. */
   readonly plural: Plural = (count, forms) => {
-    const form = forms[new Intl.PluralRules(this.locale).select(count)] ?? forms.other;
-    return form.replace(/#/g, new Intl.NumberFormat(this.locale).format(count));
+    const { locale } = this;
+    // Made once per locale: a grid of 200 cards asks 200 times, and each Intl object costs more to make than to use.
+    if (this.#counting?.[0] !== locale) {
+      this.#counting = [locale, new Intl.PluralRules(locale), new Intl.NumberFormat(locale)];
+    }
+    const [, rules, numbers] = this.#counting;
+    return (forms[rules.select(count)] ?? forms.other).replace(/#/g, numbers.format(count));
   };
+  #counting?: [locale: string, rules: Intl.PluralRules, numbers: Intl.NumberFormat];
 }
