@@ -59,6 +59,25 @@ const longService = await startService({
   catalog: writeLongCatalog(),
   allowedOrigins: [ORIGIN],
 });
+/**
+ * The demo catalog plus a workflow with a setting of every type (test/fixtures/typed-workflow.json,
+ * issue 26), on a service of its own, so the demo's workflows stay as the other tests know them.
+ */
+function writeTypedCatalog() {
+  const dir = mkdtempSync(join(tmpdir(), 'forge-typed-catalog-'));
+  cpSync(join(dirname(DEMO_CATALOG), 'icons'), join(dir, 'icons'), { recursive: true });
+  const demo = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8'));
+  const typed = JSON.parse(readFileSync(new URL('./test/fixtures/typed-workflow.json', import.meta.url), 'utf8'));
+  writeFileSync(join(dir, 'catalog.json'), JSON.stringify({ ...demo, workflows: [...demo.workflows, typed] }));
+  return join(dir, 'catalog.json');
+}
+const typedService = await startService({
+  port: 0,
+  db: ':memory:',
+  catalog: writeTypedCatalog(),
+  allowedOrigins: [ORIGIN],
+  sandboxUrl: sandbox.url,
+});
 // A service that allows no page's origin, and an address where nothing listens: a refused
 // origin and a network failure, which the elements must tell apart (test/cors.test.ts).
 const refusingService = await startService({ port: 0, db: ':memory:', allowedOrigins: [] });
@@ -74,10 +93,13 @@ const longApi = (path, init = {}) =>
     headers: { Authorization: `Bearer ${longService.apiKey}`, 'Content-Type': 'application/json' },
   }).then((r) => r.json());
 
-const api = (path, init = {}) =>
-  fetch(`${service.url}/forge/2021-12${path}`, {
+/** The service a command is for: the demo's, or with `on: 'typed'` the one with typed settings. */
+const serviceFor = (args) => (args.on === 'typed' ? typedService : service);
+
+const api = (path, init = {}, on = service) =>
+  fetch(`${on.url}/forge/2021-12${path}`, {
     ...init,
-    headers: { Authorization: `Bearer ${service.apiKey}`, 'Content-Type': 'application/json', ...init.headers },
+    headers: { Authorization: `Bearer ${on.apiKey}`, 'Content-Type': 'application/json', ...init.headers },
   }).then(async (r) => ({ status: r.status, body: await r.json() }));
 
 /** Faults armed by tests: each answers the next request from its engine whose method and path match, once. */
@@ -90,6 +112,7 @@ const forgeCommands = {
     await service.close();
     await longService.close();
     await refusingService.close();
+    await typedService.close();
     await sandbox.close();
   },
   async executeCommand({ command, payload, session }) {
@@ -103,6 +126,7 @@ const forgeCommands = {
           apiBase: service.url,
           faultyBase: `${ORIGIN}/faulty/${engine}`,
           refusingBase: refusingService.url,
+          typedBase: typedService.url,
           deadBase,
         };
       case 'longList': {
@@ -117,20 +141,28 @@ const forgeCommands = {
         return (await longApi(`/user/${args.userId}/token`)).token;
       case 'createUser': {
         const n = Math.random().toString(36).slice(2, 10);
-        const { body } = await api('/user', {
-          method: 'POST',
-          body: JSON.stringify({ name: args.name ?? `Test user ${n}`, email: `user-${n}@example.com` }),
-        });
+        const { body } = await api(
+          '/user',
+          {
+            method: 'POST',
+            body: JSON.stringify({ name: args.name ?? `Test user ${n}`, email: `user-${n}@example.com` }),
+          },
+          serviceFor(args),
+        );
         return body.userId;
       }
       case 'token': {
         const qs = args.expiresIn ? `?expiresIn=${args.expiresIn}` : '';
-        return (await api(`/user/${args.userId}/token${qs}`)).body.token;
+        return (await api(`/user/${args.userId}/token${qs}`, {}, serviceFor(args))).body.token;
       }
       case 'getUser':
-        return (await api(`/user/${args.userId}`)).body;
+        return (await api(`/user/${args.userId}`, {}, serviceFor(args))).body;
       case 'api':
-        return api(args.path, { method: args.method ?? 'GET', body: args.body && JSON.stringify(args.body) });
+        return api(
+          args.path,
+          { method: args.method ?? 'GET', body: args.body && JSON.stringify(args.body) },
+          serviceFor(args),
+        );
       case 'fault':
         faults.push({ engine, method: args.method, path: new RegExp(args.path), kind: args.kind, body: args.body });
         return true;
@@ -146,10 +178,11 @@ const forgeCommands = {
         // `revoked`: one the apps refuse (the sandbox answers 401 to a token that starts so).
         for (const integration of args.integrations) {
           const accessToken = `${args.revoked ? 'revoked' : 'test'}-${integration}`;
-          await service.store.credentials.save(
+          const target = serviceFor(args);
+          await target.store.credentials.save(
             args.userId,
             integration,
-            service.secrets.seal({ kind: 'oauth2', accessToken }),
+            target.secrets.seal({ kind: 'oauth2', accessToken }),
           );
         }
         return true;

@@ -2,8 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sql } from 'kysely';
 import { startCluster } from '../scripts/pg-cluster.mjs';
 import { Catalog, needsCredential } from '../server/catalog/catalog.js';
@@ -166,11 +166,14 @@ export async function benchWebhookRuns(
   const sandbox = await startSandbox({ port: 0 });
   const catalog = new Catalog(DEMO_CATALOG);
   const parent = catalog.list().find((w) => w.blocks.map((b) => b.type).join() === 'webhook,variables,http')!;
-  const store = await Store.open(location);
+  // The database is made by the store of the build that runs on it: a build knows only the
+  // schema steps of its own time, and refuses a database that has one it does not know.
+  const own = main === undefined ? { Store, SecretBox } : await storeOf(main);
+  const store = await own.Store.open(location);
   let token: string;
   let childId: string;
   try {
-    const secrets = SecretBox.open(location, env.FORGE_SECRET_KEY);
+    const secrets = own.SecretBox.open(location, env.FORGE_SECRET_KEY);
     const userId = await store.users.create('Bench webhook user', 'bench-webhook@example.com');
     for (const integration of parent.integrations.filter(needsCredential)) {
       const values = Object.fromEntries((integration.requiredParameters ?? []).map((p) => [p.name, 'bench']));
@@ -229,6 +232,13 @@ export async function benchWebhookRuns(
     await service.stop();
     await sandbox.close();
   }
+}
+
+/** The store and secrets modules of another build of the service, beside its `main.js`. */
+async function storeOf(main: string): Promise<{ Store: typeof Store; SecretBox: typeof SecretBox }> {
+  const module = (path: string) => import(pathToFileURL(join(dirname(main), path)).href);
+  const [store, secrets] = await Promise.all([module('store/store.js'), module('secrets.js')]);
+  return { Store: store.Store, SecretBox: secrets.SecretBox };
 }
 
 export interface BackendResult {

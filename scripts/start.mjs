@@ -86,11 +86,12 @@ const apiKeyLine = process.env.FORGE_API_KEY
   : `in ${keyFile}, a key for local development only (see it: cat ${keyFile})`;
 
 // The sandbox stands in for the APIs the demo workflows call (Slack, HubSpot, …); the service
-// points the demo catalog's HTTP blocks at it (FORGE_SANDBOX_URL).
+// points the demo catalog's HTTP blocks at it (FORGE_SANDBOX_URL), and it asks the service's local
+// OAuth provider whether an OAuth app's token is valid.
 const SANDBOX = 'server/dist/sandbox.js';
 const SANDBOX_MAIN = `
 import { startSandbox } from ${JSON.stringify(pathToFileURL(resolve(SANDBOX)).href)};
-const sandbox = await startSandbox({ port: ${SANDBOX_PORT} }).catch((error) => {
+const sandbox = await startSandbox({ port: ${SANDBOX_PORT}, providerUrl: ${JSON.stringify(serviceUrl)} }).catch((error) => {
   if (error.code !== 'EADDRINUSE') throw error;
   console.error('Port ${SANDBOX_PORT} is in use. Stop what runs there, or start with another SANDBOX_PORT, e.g. SANDBOX_PORT=4012 npm start.');
   process.exit(1);

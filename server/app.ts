@@ -10,7 +10,14 @@ import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
 import { HttpProblem, MAX_BODY_BYTES } from './http.js';
-import localProvider from './local-provider/routes.js';
+import {
+  LOCAL_CLIENT_ID_ENV,
+  LOCAL_CLIENT_SECRET_ENV,
+  type LocalClient,
+  LocalProvider,
+  localClient,
+} from './local-provider/provider.js';
+import localProviderRoutes from './local-provider/routes.js';
 import { serviceLogger } from './log.js';
 import { Metrics } from './metrics.js';
 import { DEMO_CATALOG } from './paths.js';
@@ -24,7 +31,8 @@ import routeTable, { type RouteEntry } from './plugins/route-table.js';
 import shutdown from './plugins/shutdown.js';
 import validation from './plugins/validation.js';
 import { RateLimiter, type RateLimits } from './rate-limit.js';
-import type { RoutePlugin, ServiceDeps } from './routes/context.js';
+import connections from './routes/connections.js';
+import { type RoutePlugin, type ServiceDeps, serviceOrigin as serviceOriginOf } from './routes/context.js';
 import credentials from './routes/credentials.js';
 import health from './routes/health.js';
 import hooks from './routes/hooks.js';
@@ -36,11 +44,11 @@ import workflows from './routes/workflows.js';
 import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { SecretBox } from './secrets.js';
 import type { PoolOptions } from './store/postgres.js';
-import { Store } from './store/store.js';
+import { isPostgresUrl, Store } from './store/store.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from './views.js';
 
 /** The service interface's route modules, in the order of the route table and the OpenAPI document. */
-const API_ROUTES: RoutePlugin[] = [users, workflows, credentials, setup, hooks, health, settings, meta];
+const API_ROUTES: RoutePlugin[] = [users, workflows, credentials, connections, setup, hooks, health, settings, meta];
 
 export type { Access, RouteEntry } from './plugins/route-table.js';
 export { baseOf, type ServiceDeps } from './routes/context.js';
@@ -116,9 +124,18 @@ export interface ServiceOptions {
    * and rate-limit windows. Default: the system clock; tests pass one they control.
    */
   clock?: Clock;
+  /**
+   * The local OAuth provider (server/local-provider/): how long its access tokens live, in
+   * seconds (FORGE_LOCAL_OAUTH_TOKEN_TTL; default 3600; a few seconds shows refresh at work),
+   * and a Cross-Origin-Opener-Policy for its consent page (tests: `same-origin` cuts the popup
+   * from its opener, as some providers' login pages do).
+   */
+  localProvider?: { accessTokenTtlSeconds?: number; consentOpenerPolicy?: string };
 }
 
 export interface Service extends ServiceDeps {
+  /** The local OAuth provider the catalog's apps without their own provider connect to. */
+  localProvider: LocalProvider;
   app: FastifyInstance;
   /**
    * The API key when the service knows it: the configured one, or one it generated on this
@@ -149,6 +166,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const logger = serviceLogger(options.logStream, options.logLevel);
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
+  const client = localClient((label) => secrets.derive(label));
   const store = await Store.open(dbPath, options.pool);
   const metrics = new Metrics(store);
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
@@ -168,7 +186,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     webhookSecretGraceMs: options.webhookSecretGraceMs ?? DEFAULT_WEBHOOK_SECRET_GRACE_MS,
     lifecycle: { stopping: false },
     publicUrl: options.publicUrl === undefined ? undefined : checkPublicUrl(options.publicUrl),
-    env: options.env ?? process.env,
+    env: withLocalClient(options.env ?? process.env, client),
     // The OAuth client's notes (a provider's refusal, a refresh that failed) go to the service log.
     log: options.log ?? ((line) => logger.warn({ component: 'oauth' }, line)),
   };
@@ -199,6 +217,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       secrets,
       env: base.env,
       log: base.log,
+      serviceUrl: () => serviceOrigin(),
     }),
     secrets,
     delivery,
@@ -210,6 +229,15 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     metrics,
   });
   const deps: ServiceDeps = { ...base, engine, delivery };
+  // The service's own origin, once it listens: the local provider's paths in `auth` are on it.
+  const serviceOrigin = () => serviceOriginOf(deps, app);
+  const localProvider = new LocalProvider({
+    client,
+    redirectUri: () => `${serviceOrigin()}${API_PREFIX}/oauth/callback`,
+    accessTokenTtlSeconds: options.localProvider?.accessTokenTtlSeconds,
+    // Grants outlive a restart beside a SQLite file; in memory otherwise (docs/design-notes.md).
+    stateFile: dbPath === ':memory:' || isPostgresUrl(dbPath) ? undefined : `${dbPath}.local-oauth.json`,
+  });
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -268,9 +296,23 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   app.get('/metrics', { config: { access: 'apiKey', probe: true }, schema: { hide: true } }, async (_request, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
-  await app.register(localProvider, { ...deps, prefix: LOCAL_PROVIDER_PREFIX });
+  await app.register(localProviderRoutes, {
+    ...deps,
+    localProvider,
+    consentOpenerPolicy: options.localProvider?.consentOpenerPolicy,
+    prefix: LOCAL_PROVIDER_PREFIX,
+  });
 
-  return { ...deps, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries };
+  return { ...deps, localProvider, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries };
+}
+
+/** The environment with the local provider's client filled in where the host set none. */
+function withLocalClient(env: NodeJS.ProcessEnv, client: LocalClient): NodeJS.ProcessEnv {
+  return {
+    ...env,
+    [LOCAL_CLIENT_ID_ENV]: env[LOCAL_CLIENT_ID_ENV] || client.clientId,
+    [LOCAL_CLIENT_SECRET_ENV]: env[LOCAL_CLIENT_SECRET_ENV] || client.clientSecret,
+  };
 }
 
 /** A public URL the redirect URI can be made from: an origin, https except on loopback. */

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual, type webcrypto } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual, type webcrypto } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { type Clock, systemClock } from './clock.js';
 import { unauthorized } from './http.js';
@@ -42,7 +42,8 @@ interface VerifiedClaims {
   exp: number;
 }
 
-const digest = (text: string) => createHash('sha256').update(text).digest();
+// One call, no Hash object: every request with the API key hashes it (issue 29).
+const digest = (text: string) => hash('sha256', text, 'buffer');
 
 /**
  * The keys that decide who is calling: the host's API key (kept as a digest) and the service's

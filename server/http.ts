@@ -248,9 +248,10 @@ export const REDIRECT_HEADERS = {
 };
 
 /**
- * Sends an answer that is already JSON text (GET logs' body, spliced from the stored results).
- * The route's schema still describes it, but its type is that of the parsed value, not of text.
+ * Sends an answer that is already JSON text (GET logs' body, spliced from the stored results),
+ * or those bytes in UTF-8 (an answer kept as sent, encoded once). The route's schema still
+ * describes it, but its type is that of the parsed value, not of text.
  */
-export function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
+export function sendJsonText(reply: FastifyReply, json: string | Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
 }

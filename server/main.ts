@@ -133,6 +133,9 @@ Environment only:
                          (required with PostgreSQL: every instance needs the same key)
   FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)
   FORGE_LOG              "off": no line per request (the service's other lines stay)
+  FORGE_LOCAL_OAUTH_TOKEN_TTL  seconds the local OAuth provider's access tokens live (default 3600; a few seconds
+                         shows refresh at work). Its client (FORGE_LOCAL_OAUTH_CLIENT_ID and _SECRET) is derived
+                         from the service's secret key unless those are set
 
 The log: one JSON object per line on stdout (level, time, pid, hostname, msg; reqId on request
 lines, executionId on a run's). Health: GET /healthz (the process answers), GET /readyz (the
@@ -315,6 +318,16 @@ const fatal = (what: string) => (error: unknown) => {
 process.on('uncaughtException', fatal('an uncaught exception'));
 process.on('unhandledRejection', fatal('an unhandled rejection'));
 
+/** FORGE_LOCAL_OAUTH_TOKEN_TTL: whole seconds, 1 to a day; unset: the provider's default. */
+function localTokenTtl(): number | undefined {
+  const text = process.env.FORGE_LOCAL_OAUTH_TOKEN_TTL;
+  if (text === undefined || text === '') return undefined;
+  const seconds = Number(text);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 86_400)
+    fail(`FORGE_LOCAL_OAUTH_TOKEN_TTL must be whole seconds from 1 to 86400; got "${text}".`);
+  return seconds;
+}
+
 let sandbox: RunningSandbox | undefined;
 try {
   if (sandboxPort !== undefined) {
@@ -344,6 +357,7 @@ try {
     delivery: deliveryTimeoutMs ? { timeoutMs: deliveryTimeoutMs } : undefined,
     drainDelayMs,
     webhookSecretGraceMs,
+    localProvider: { accessTokenTtlSeconds: localTokenTtl() },
     pressure: {
       maxEventLoopDelayMs: wholeNumber('max-event-loop-delay-ms', 0, 3_600_000),
       maxHeapUsedBytes: wholeNumber('max-heap-used-bytes', 0, Number.MAX_SAFE_INTEGER),
@@ -368,7 +382,11 @@ try {
   logger.info(
     `OAuth redirect URI (register exactly this with each provider): ${oauthRedirectUri(service.publicUrl ?? service.url)}`,
   );
-  if (sandbox) logger.info(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
+  if (sandbox) {
+    // Its OAuth apps take only tokens this service's local provider issued and still considers valid.
+    sandbox.useProvider(service.url);
+    logger.info(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
+  }
   logger.info(
     `Allowed origins: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'none (set FORGE_ALLOWED_ORIGINS)'}`,
   );

@@ -10,10 +10,15 @@ import Fastify from 'fastify';
  * when a setting is missing (an empty spreadsheet or audience id is a 404), and on purpose when
  * asked: a request with the header `X-Sandbox-Fail: <status>` or the query `?sandboxFail=<status>`
  * gets that status. Every request needs `Authorization: Bearer …`, which the engine sends from
- * the user's stored credential for the block's integration; a credential that starts with
- * `revoked` is refused with a 401, as an app refuses a token the user revoked. The demo can
- * revoke one too: after `POST /sandbox/revoke/<app>` (`slack`, `sheets`, …) the next credential
- * sent to that app is refused, then and always (connecting again gives a new one).
+ * the user's stored credential for the block's integration. The OAuth apps (Slack, Google Sheets,
+ * HubSpot) accept, as real APIs do, only a token their provider issued and still considers valid:
+ * given the local provider's address (`providerUrl`, or `useProvider` once the service listens),
+ * the sandbox asks it (introspection, RFC 7662) and answers 401 to any other token. Without one,
+ * and for the API-key apps, any credential is taken but one that starts with `revoked`.
+ * The demo can revoke access: after `POST /sandbox/revoke/<app>` (`slack`, `sheets`, …) the
+ * next credential sent to that app is refused, then and always; for an OAuth app the sandbox
+ * removes the grant at the provider (as the user would in the app's settings), so the service's
+ * next refresh is refused too and the connection turns broken.
  */
 
 export const DEFAULT_SANDBOX_PORT = 4011;
@@ -23,6 +28,8 @@ export interface SandboxOptions {
   /** TCP port; 0 picks a free one. Default 4011. */
   port?: number;
   host?: string;
+  /** The service whose local OAuth provider issued the OAuth apps' tokens (its origin). */
+  providerUrl?: string;
 }
 
 export interface SandboxRequest {
@@ -37,8 +44,14 @@ export interface RunningSandbox {
   url: string;
   /** What the sandbox was sent, oldest first (never the credentials). */
   requests: SandboxRequest[];
+  /** From now on, the OAuth apps' tokens are checked with the local provider of the service at `url`. */
+  useProvider(url: string): void;
   close(): Promise<void>;
 }
+
+/** The sandbox's OAuth apps, by the first segment of their paths: the catalog's integration names. */
+const OAUTH_APPS: Record<string, string> = { slack: 'slack', sheets: 'google-sheets', hubspot: 'hubspot' };
+const PROVIDER_TIMEOUT_MS = 5000;
 
 type Answer = { status: number; body: unknown };
 type Handler = (request: { segments: string[]; query: URLSearchParams; body: Record<string, unknown> }) => Answer;
@@ -56,6 +69,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   /** Apps whose next credential is to be revoked, and the credentials revoked. */
   const revokeNext = new Set<string>();
   const revoked = new Set<string>();
+  let providerUrl = options.providerUrl?.replace(/\/+$/, '');
+  /** A call to the local provider about a token: introspection, or removing its grant. */
+  const askProvider = (app: string, action: 'introspect' | 'remove-access', token: string) =>
+    fetch(`${providerUrl}/local-oauth/${app}/${action}`, {
+      method: 'POST',
+      ...(action === 'introspect'
+        ? { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }) }
+        : { headers: { Authorization: `Bearer ${token}` } }),
+      signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
+    });
 
   const routes: Record<string, Handler> = {
     'POST /slack/chat.postMessage': ({ body }) => {
@@ -147,9 +170,22 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       return reply.code(401).send({ error: { message: 'No credential sent: connect the integration first.' } });
     }
     const credential = request.headers.authorization!;
-    if (revokeNext.delete(url.pathname.split('/')[1] ?? '')) revoked.add(credential);
-    if (revoked.has(credential) || /^Bearer revoked/.test(credential)) {
-      return reply.code(401).send({ error: { message: 'invalid_auth: the token was revoked.' } });
+    const service = url.pathname.split('/')[1] ?? '';
+    const oauthApp = providerUrl ? OAUTH_APPS[service] : undefined;
+    if (oauthApp) {
+      const token = credential.slice('Bearer '.length);
+      if (revokeNext.delete(service)) await askProvider(oauthApp, 'remove-access', token);
+      const answer = await askProvider(oauthApp, 'introspect', token);
+      if (!answer.ok || !((await answer.json()) as { active?: boolean }).active) {
+        return reply
+          .code(401)
+          .send({ error: { message: 'invalid_auth: the token is not valid (revoked or expired).' } });
+      }
+    } else {
+      if (revokeNext.delete(service)) revoked.add(credential);
+      if (revoked.has(credential) || /^Bearer revoked/.test(credential)) {
+        return reply.code(401).send({ error: { message: 'invalid_auth: the token was revoked.' } });
+      }
     }
     let segments: string[];
     try {
@@ -170,6 +206,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     server,
     url: `http://localhost:${(server.address() as AddressInfo).port}`,
     requests,
+    useProvider: (url) => {
+      providerUrl = url.replace(/\/+$/, '');
+    },
     close: () => app.close(),
   };
 }

@@ -54,7 +54,48 @@ export const IntegrationSchema = shared(
   }),
 );
 
-const VariableValue = Type.Union([Type.String(), Type.Number()]);
+const VariableValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()], {
+  description: 'A string or a number; a boolean for a variable of type boolean.',
+});
+
+/** A variable as the elements read it: the seed's uuid, name and value, and the extensions of issue 26. */
+const VariableSchema = Type.Object({
+  uuid: Type.String(),
+  name: Type.String(),
+  value: VariableValue,
+  description: Type.Optional(Type.String()),
+  displayName: Type.Optional(Type.String({ description: 'The field’s label.' })),
+  type: Type.Optional(
+    Type.Union(
+      [
+        Type.Literal('string'),
+        Type.Literal('number'),
+        Type.Literal('boolean'),
+        Type.Literal('select'),
+        Type.Literal('text'),
+        Type.Literal('email'),
+        Type.Literal('url'),
+      ],
+      { description: 'What the value is (docs/api.md, "Variables").' },
+    ),
+  ),
+  required: Type.Optional(Type.Boolean()),
+  pattern: Type.Optional(Type.String({ description: 'A regular expression (Unicode mode) the text must match.' })),
+  patternMessage: Type.Optional(Type.String()),
+  min: Type.Optional(Type.Number()),
+  max: Type.Optional(Type.Number()),
+  options: Type.Optional(
+    Type.Array(Type.Object({ value: Type.Union([Type.String(), Type.Number()]), label: Type.String() }), {
+      description: 'A select’s fixed choices.',
+    }),
+  ),
+  source: Type.Optional(
+    Type.Object(
+      { integration: Type.String() },
+      { description: 'Choices come from this integration’s app: GET /workflow/:workflowId/options.' },
+    ),
+  ),
+});
 
 export const BlockSchema = shared(
   'Block',
@@ -64,16 +105,7 @@ export const BlockSchema = shared(
     type: Type.String(),
     parameters: Type.Object(
       {
-        variables: Type.Optional(
-          Type.Array(
-            Type.Object({
-              uuid: Type.String(),
-              name: Type.String(),
-              value: VariableValue,
-              description: Type.Optional(Type.String()),
-            }),
-          ),
-        ),
+        variables: Type.Optional(Type.Array(VariableSchema)),
       },
       { additionalProperties: true, description: 'Depends on the block type.' },
     ),
@@ -210,6 +242,13 @@ export const WorkflowHealthSchema = Type.Object({
           description: 'The integration of the block that failed, when it has one.',
         }),
         createdAt: Timestamp,
+        reconnectedAt: Type.Optional(
+          Type.String({
+            format: 'date-time',
+            description:
+              'Extension, on a `connection` failure only: when the user connected the integration again after it. There is nothing to reconnect now; the next run tells.',
+          }),
+        ),
       }),
       Type.Null(),
     ],
@@ -220,21 +259,37 @@ export const WorkflowHealthSchema = Type.Object({
   }),
 });
 
-export const ConnectedIntegrationSchema = Type.Object({
+export const ConnectedIntegrationSchema = Type.Object({ integration: Type.String(), connectedAt: Timestamp });
+
+/** A connection as GET /credentials and GET /setup show it (extensions: `status`, `account`); never its secret. */
+export const UserConnectionSchema = Type.Object({
   integration: Type.String(),
   connectedAt: Timestamp,
-  status: Type.Optional(
-    Type.Union([Type.Literal('connected'), Type.Literal('broken')], {
-      description: '`broken` when the app refused the credential: the user connects again.',
-    }),
+  status: Type.Union([Type.Literal('connected'), Type.Literal('broken')], {
+    description:
+      'Extension: `broken` once the app refused the grant (revoked or expired); connecting again clears it at once.',
+  }),
+  account: Type.Optional(
+    Type.String({ description: 'Extension: a display label the app gave (a workspace, an e-mail); never a secret.' }),
   ),
-  account: Type.Optional(Type.String({ description: 'The provider’s label of the connected account.' })),
+});
+
+/** What DELETE /credentials/:integration did. */
+export const DisconnectedSchema = Type.Object({
+  integration: Type.String(),
+  switchedOff: Type.Array(Type.String(), {
+    description: 'The user’s child workflows that used the integration and were switched on: now switched off.',
+  }),
+  revocation: Type.Union([Type.Literal('revoked'), Type.Literal('not-supported'), Type.Literal('failed')], {
+    description:
+      '`revoked`: the app confirmed it revoked the grant. `not-supported`: the app has no revocation endpoint (or the connection is not OAuth). `failed`: the app could not be reached or refused; the service deleted its credential all the same, so the access may be removed in the app’s own settings.',
+  }),
 });
 
 export const SetupSchema = Type.Object({
   workflows: Type.Array(ref(ParentWorkflowSchema)),
   installed: Type.Array(ref(ChildWorkflowSchema)),
-  credentials: Type.Array(ConnectedIntegrationSchema),
+  credentials: Type.Array(UserConnectionSchema),
 });
 
 const Backlog = Type.Object({ pending: Type.Integer(), lastError: Type.Union([Type.String(), Type.Null()]) });
@@ -379,7 +434,7 @@ export const SetVariablesResponseSchema = Type.Object({
     Type.Object({
       uuid: Type.String(),
       name: Type.String(),
-      value: Type.Union([Type.String(), Type.Number()]),
+      value: VariableValue,
     }),
   ),
 });

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { isPostgresUrl } from './store/store.js';
 
@@ -30,6 +30,11 @@ export class SecretBox {
       writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
     }
     return new SecretBox(Buffer.from(readKeyFile(keyFile).trim(), 'base64'));
+  }
+
+  /** A value derived from the key for `label` (HMAC-SHA-256): a secret made once with the key, never stored apart. */
+  derive(label: string): Buffer {
+    return createHmac('sha256', this.key).update(label).digest();
   }
 
   seal(plain: unknown): string {

@@ -42,7 +42,13 @@ function blockView(block: CatalogBlock, values?: VariableValues): Block {
     ...rest,
     parameters: {
       ...block.parameters,
-      variables: block.parameters.variables.map((v) => ({ ...v, value: currentValue(v, values) })),
+      // How a source's choices are read (the app's URL, the answer's paths) stays on the service:
+      // the elements need only to know that there are choices to ask for.
+      variables: block.parameters.variables.map(({ source, ...variable }) => ({
+        ...variable,
+        ...(source ? { source: { integration: source.integration } } : {}),
+        value: currentValue(variable, values),
+      })),
     },
   };
 }

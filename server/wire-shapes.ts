@@ -58,6 +58,8 @@ export type WireShapesAgree = [
   Holds<Agree<typeof Schemas.ErrorLogEntrySchema, Client.ErrorLogEntry>>,
   Holds<Agree<typeof Schemas.WorkflowHealthSchema, Client.WorkflowHealth>>,
   Holds<Agree<typeof Schemas.ConnectedIntegrationSchema, Client.ConnectedIntegration>>,
+  Holds<Agree<typeof Schemas.UserConnectionSchema, Client.UserConnection>>,
+  Holds<Agree<typeof Schemas.DisconnectedSchema, Client.Disconnected>>,
   Holds<Agree<typeof Schemas.SetupSchema, Client.Setup>>,
   Holds<Agree<typeof Schemas.HostSettingsSchema, Client.HostSettings>>,
   Holds<Agree<typeof Schemas.HostSettingsUpdateSchema, Client.HostSettingsUpdate>>,

@@ -2,7 +2,7 @@ import { expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import { nothing } from 'lit';
 import { ForgeClient } from '../src/api/index.js';
-import type { ConnectedIntegration, UserWithWorkflows } from '../src/api/types.js';
+import type { UserConnection, UserWithWorkflows } from '../src/api/types.js';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import type { ForgeEventName } from '../src/events.js';
 import '../src/integration-list/define.js';
@@ -66,7 +66,7 @@ function recordEvents(el: HTMLElement, ...types: ForgeEventName[]): CustomEvent[
   return seen;
 }
 
-async function connections(userId: string): Promise<ConnectedIntegration[]> {
+async function connections(userId: string): Promise<UserConnection[]> {
   return new ForgeClient({ baseUrl: apiBase, credential: await userToken(userId) }).listCredentials();
 }
 
@@ -193,9 +193,7 @@ describe('<forge-integration-list>', () => {
     await connectIntegrations(userId, ['stripe', 'slack']);
     const client = new ForgeClient({ baseUrl: apiBase, credential: await userToken(userId) });
     const { workflowId } = await client.installWorkflow(STRIPE_TO_SLACK.id);
-    // The disconnect itself answers as the service's contract says (DELETE /credentials/:integration).
-    await injectAnswer('DELETE', '/credentials/slack$', 200, { integration: 'slack', switchedOff: [workflowId] });
-    const { el, ui } = await renderGrid(userId, { base: faultyBase });
+    const { el, ui } = await renderGrid(userId);
     const events = recordEvents(el, 'forge-disconnect', 'forge-connect');
     const trigger = ui.role('button', 'Disconnect Slack')!;
     trigger.focus();
@@ -225,6 +223,9 @@ describe('<forge-integration-list>', () => {
     expect(buttonsOf(ui, 'Slack')).to.deep.equal(['Connect Slack', 'Workflows (0 on) Slack']);
     expect(ui.root.activeElement?.textContent?.trim()).to.equal('Connect Slack');
     expect(events.map((e) => e.type)).to.deep.equal(['forge-disconnect']);
+    // The service agrees: Slack is not connected, and the workflow that needed it is off.
+    expect((await connections(userId)).map((c) => c.integration)).to.deep.equal(['stripe']);
+    expect((await hostApi<UserWithWorkflows>('GET', `/user/${userId}`)).body.workflows[0]!.active).to.equal(false);
   });
 
   it('keeps the connection as it was when a disconnect fails, and says why', async () => {

@@ -142,11 +142,13 @@ export type ApiKeyAuth = Static<typeof ApiKeySchema>;
 export type BasicAuth = Static<typeof BasicSchema>;
 export type AuthConfig = OAuth2Auth | ApiKeyAuth | BasicAuth;
 
-/** A required parameter as the service uses it: the seed's fields plus `secret` and `pattern`. */
+/** A required parameter as the service uses it: the seed's fields plus `secret`, `pattern` and `patternMessage`. */
 export interface ParameterRule {
   name: string;
   secret: boolean;
   pattern?: RegExp;
+  /** What the user reads when a value does not fit `pattern` (plain words, not the expression). */
+  patternMessage?: string;
 }
 
 /** Everything the service knows of how to reach one integration's app. */
@@ -210,6 +212,24 @@ export function fillUrl(template: string, connection: Record<string, string>): s
 }
 
 /**
+ * The `auth` of an app at the service's own local OAuth provider (server/local-provider/): paths
+ * on the service, its client made on first start (the service sets the two variables itself
+ * unless they are set). The demo catalog spells the same out.
+ */
+export function localProviderAuth(app: string) {
+  const at = `/local-oauth/${encodeURIComponent(app)}`;
+  return {
+    kind: 'oauth2',
+    authorizationUrl: `${at}/authorize`,
+    tokenUrl: `${at}/token`,
+    revocationUrl: `${at}/revoke`,
+    clientAuth: 'basic',
+    clientIdEnv: 'FORGE_LOCAL_OAUTH_CLIENT_ID',
+    clientSecretEnv: 'FORGE_LOCAL_OAUTH_CLIENT_SECRET',
+  };
+}
+
+/**
  * Reads and checks one catalog entry's `auth`, `api` and the `secret`/`pattern` of its required
  * parameters. Problems are pushed as `<at> (<name>).<field>: <what is wrong>`.
  */
@@ -219,9 +239,11 @@ export function parseAppConfig(item: Record<string, unknown>, at: string, proble
   if (Array.isArray(item.requiredParameters)) {
     for (const [k, p] of item.requiredParameters.entries()) {
       if (typeof p !== 'object' || p === null) continue;
-      const { name, secret, pattern } = p as Record<string, unknown>;
+      const { name, secret, pattern, patternMessage } = p as Record<string, unknown>;
       if (secret !== undefined && typeof secret !== 'boolean')
         problems.push(`${where}.requiredParameters[${k}].secret: must be true or false`);
+      if (patternMessage !== undefined && (typeof patternMessage !== 'string' || !patternMessage.trim()))
+        problems.push(`${where}.requiredParameters[${k}].patternMessage: must be a text`);
       let compiled: RegExp | undefined;
       if (pattern !== undefined) {
         try {
@@ -231,7 +253,12 @@ export function parseAppConfig(item: Record<string, unknown>, at: string, proble
           problems.push(`${where}.requiredParameters[${k}].pattern: must be a regular expression, as a string`);
         }
       }
-      parameters.push({ name: String(name), secret: secret === true, ...(compiled ? { pattern: compiled } : {}) });
+      parameters.push({
+        name: String(name),
+        secret: secret === true,
+        ...(compiled ? { pattern: compiled } : {}),
+        ...(typeof patternMessage === 'string' && patternMessage.trim() ? { patternMessage } : {}),
+      });
     }
   }
   const config: AppConfig = { parameters };
@@ -239,8 +266,11 @@ export function parseAppConfig(item: Record<string, unknown>, at: string, proble
     if (!checkApi(item.api)) problems.push(...ajvProblems(`${where}.api`, checkApi.errors));
     else config.baseUrl = (item.api as { baseUrl: string }).baseUrl;
   }
-  if (item.auth === undefined) return config;
-  const auth = parseAuth(item.auth, `${where}.auth`, problems);
+  // An OAuth integration that does not say how it authenticates goes to the local provider
+  // (catalogs written before `auth` existed keep connecting, through the same flow).
+  const given = item.auth === undefined && item.type === 'oauth2' ? localProviderAuth(String(item.name)) : item.auth;
+  if (given === undefined) return config;
+  const auth = parseAuth(given, `${where}.auth`, problems);
   if (!auth) return config;
   config.auth = auth;
   if (auth.kind === 'oauth2' && item.type !== 'oauth2')
@@ -290,7 +320,8 @@ function parseAuth(value: unknown, at: string, problems: string[]): AuthConfig |
     if (!url) problems.push(`${at}.${field}: required (or name a preset that has it)`);
   }
   for (const [field, url] of Object.entries({ authorizationUrl, tokenUrl, revocationUrl: given.revocationUrl })) {
-    if (url && !/^https?:\/\//.test(url)) problems.push(`${at}.${field}: must be an http(s) URL`);
+    if (url && !/^(https?:\/\/|\/[^/])/.test(url))
+      problems.push(`${at}.${field}: must be an http(s) URL, or a path on the service (the local provider's)`);
   }
   if (!authorizationUrl || !tokenUrl) return undefined;
   return {

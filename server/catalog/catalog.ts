@@ -9,8 +9,9 @@ import type {
   VariableValues,
 } from 'forge-embed/client';
 import { NotFoundError } from '../errors.js';
+import { checkValue, describeProblem, typeOf } from '../shared/variable-rules.js';
 import { type AppConfig, parseAppConfig } from './auth.js';
-import { type CatalogFile, checkCatalogFile } from './schema.js';
+import { type CatalogFile, type CatalogVariable, checkCatalogFile, whereIn } from './schema.js';
 
 /**
  * The host account's parent workflows. A catalog file holds the integrations once and the
@@ -26,6 +27,8 @@ import { type CatalogFile, checkCatalogFile } from './schema.js';
 export interface CatalogBlock extends Block {
   /** The integration this block talks to; its icon stands for the block. */
   integration?: string;
+  /** A variable block's variables with all their rules, `source` in full (the elements see less: views.ts). */
+  parameters: Record<string, unknown> & { variables?: CatalogVariable[] };
 }
 
 export interface CatalogWorkflow {
@@ -144,10 +147,15 @@ export class Catalog {
         if (block.type === 'variables') {
           const names = new Set<string>();
           for (const [k, variable] of (parameters.variables ?? []).entries()) {
+            const at = `${where}.parameters.variables[${k}]`;
+            const named = whereIn(file, `/workflows/${i}/blocks/${j}/parameters/variables/${k}`);
             if (names.has(variable.name)) {
-              problems.push(`${where}.parameters.variables[${k}].name: duplicate variable name ${variable.name}`);
+              problems.push(`${at}.name${named}: duplicate variable name ${variable.name}`);
             }
             names.add(variable.name);
+            for (const [field, problem] of variableProblems(variable, item.integrations ?? [])) {
+              problems.push(`${at}${field ? `.${field}` : ''}${named}: ${problem}`);
+            }
           }
         }
         return { ...block, parameters };
@@ -163,6 +171,62 @@ export class Catalog {
     }
     return problems;
   }
+}
+
+/** Types whose value is text, which a `pattern` applies to. */
+const TEXT_TYPES = new Set(['string', 'text', 'email', 'url', 'select', undefined]);
+
+/**
+ * What is wrong in one variable's rules beyond their shape (schema.ts): each rule on a type it
+ * applies to, a pattern that compiles, bounds in order, a select's choices from one place, a
+ * source among the workflow's integrations, and a default its own rules accept (a required
+ * variable may start empty: the user fills it in). Answers [field, problem] pairs.
+ */
+function variableProblems(variable: CatalogVariable, integrations: readonly string[]): Array<[string, string]> {
+  const problems: Array<[string, string]> = [];
+  const type = typeOf(variable);
+  if (variable.pattern !== undefined) {
+    if (!TEXT_TYPES.has(type) || variable.options) {
+      problems.push(['pattern', `applies to text; this variable's type is ${type}`]);
+    }
+    try {
+      new RegExp(variable.pattern, 'u');
+    } catch (error) {
+      problems.push(['pattern', `must be a regular expression (${(error as Error).message})`]);
+    }
+  }
+  if (variable.patternMessage !== undefined && variable.pattern === undefined) {
+    problems.push(['patternMessage', 'says what the pattern expects; give the pattern too']);
+  }
+  for (const bound of ['min', 'max'] as const) {
+    if (variable[bound] !== undefined && type !== 'number') {
+      problems.push([bound, `applies to numbers; this variable's type is ${type ?? 'not set'}`]);
+    }
+  }
+  if (variable.min !== undefined && variable.max !== undefined && variable.min > variable.max) {
+    problems.push(['max', `must not be below min (${variable.min})`]);
+  }
+  if (type === 'select' && (variable.options === undefined) === (variable.source === undefined)) {
+    problems.push(['', 'a select needs its choices: either options (fixed) or source (read from the app), not both']);
+  }
+  for (const field of ['options', 'source'] as const) {
+    if (variable[field] !== undefined && type !== 'select') {
+      problems.push([field, `applies to a select; give type "select" (this variable's type is ${type ?? 'not set'})`]);
+    }
+  }
+  if (variable.source && !integrations.includes(variable.source.integration)) {
+    problems.push([
+      'source.integration',
+      `must be one of this workflow's integrations (${integrations.join(', ')}), whose credential the read uses`,
+    ]);
+  }
+  if (typeof variable.value === 'boolean' && type !== 'boolean') {
+    problems.push(['value', 'a boolean default needs type "boolean"']);
+  } else if (problems.length === 0) {
+    const checked = checkValue({ ...variable, required: false }, variable.value);
+    if ('problem' in checked) problems.push(['value', describeProblem(checked.problem, 'the default')]);
+  }
+  return problems;
 }
 
 /** Whether the user must connect this integration (store a credential) before installing. */

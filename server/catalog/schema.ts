@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
+import { VARIABLE_TYPES } from '../shared/variable-rules.js';
 
 /**
  * The catalog file's shape, as a schema: the service validates the file with it at start and
@@ -30,11 +31,77 @@ export const CatalogIntegrationSchema = Type.Object({
   category: Type.Optional(Text),
 });
 
+/** A dotted path into an app's JSON answer (`response_metadata.next_cursor`). */
+const AnswerPath = Type.String({
+  pattern: '^[^.\\s]+(\\.[^.\\s]+)*$',
+  description: 'must be a dotted path such as a.b.c',
+});
+
+/**
+ * Where a `select` variable's choices come from: a read of the user's own app, with the user's
+ * credential (GET /workflow/:workflowId/options; docs/api.md, "Variables").
+ */
+export const CatalogOptionsSourceSchema = Type.Object(
+  {
+    /** One of the workflow's integrations: its app is called, with its credential. */
+    integration: Text,
+    request: Type.Object(
+      {
+        method: Type.Optional(
+          Type.Union([Type.Literal('GET'), Type.Literal('POST')], { description: 'must be "GET" or "POST"' }),
+        ),
+        /** Relative to the integration's api.baseUrl, or absolute (may use {{env.X}}). */
+        url: Text,
+        /** Query parameters; `{{cursor}}` and `{{search}}` stand for the page asked for and the words searched. */
+        query: Type.Optional(Type.Record(Type.String(), Type.String())),
+      },
+      { additionalProperties: false },
+    ),
+    /** Where the list of items is in the answer; the answer itself when absent. */
+    items: Type.Optional(AnswerPath),
+    /** Where an item's stored value and its label are. */
+    value: AnswerPath,
+    label: AnswerPath,
+    /** Where the cursor of the next page is; no paging when absent. */
+    next: Type.Optional(AnswerPath),
+    /** `local`: the service filters a page by label; else the query parameter the app searches by. */
+    search: Type.Optional(Text),
+  },
+  { additionalProperties: false },
+);
+
 export const CatalogVariableSchema = Type.Object({
   uuid: Type.String(),
   name: Type.String(),
-  value: Type.Union([Type.String(), Type.Number()], { description: 'must be a string or a number' }),
+  value: Type.Union([Type.String(), Type.Number(), Type.Boolean()], {
+    description: 'must be a string or a number (a boolean for a boolean variable)',
+  }),
   description: Type.Optional(Type.String()),
+  displayName: Type.Optional(Text),
+  type: Type.Optional(
+    Type.Union(
+      VARIABLE_TYPES.map((type) => Type.Literal(type)),
+      { description: `must be one of ${VARIABLE_TYPES.join(', ')}` },
+    ),
+  ),
+  required: Type.Optional(Type.Boolean()),
+  pattern: Type.Optional(Text),
+  patternMessage: Type.Optional(Text),
+  min: Type.Optional(Type.Number()),
+  max: Type.Optional(Type.Number()),
+  options: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          value: Type.Union([Type.String(), Type.Number()], { description: 'must be a string or a number' }),
+          label: Text,
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, description: 'must be a non-empty list of {value, label}' },
+    ),
+  ),
+  source: Type.Optional(CatalogOptionsSourceSchema),
 });
 
 export const CatalogBlockSchema = Type.Object({
@@ -71,6 +138,7 @@ export const CatalogFileSchema = Type.Object(
 );
 
 export type CatalogFile = Static<typeof CatalogFileSchema>;
+export type CatalogVariable = Static<typeof CatalogVariableSchema>;
 
 const validate = new Ajv({ allErrors: true, verbose: true }).compile<CatalogFile>(CatalogFileSchema);
 
@@ -87,7 +155,8 @@ export function checkCatalogFile(content: unknown): { file: CatalogFile } | { pr
   const problems = new Map<string, string>();
   for (const error of errors) {
     if (unions.has(error.instancePath) && error.keyword !== 'anyOf') continue;
-    const [path, message] = problemOf(error);
+    const [at, message] = problemOf(error);
+    const path = at + whereIn(content, error.instancePath);
     // A value that breaks two rules (a type and a bound) is named once.
     if (!problems.has(path)) problems.set(path, message);
   }
@@ -105,6 +174,30 @@ function problemOf(error: ErrorObject): [path: string, message: string] {
   const description = (error.parentSchema as { description?: string } | undefined)?.description;
   if (description && (error.keyword !== 'type' || !path)) return [path, description];
   return [path, error.message ?? 'is not valid'];
+}
+
+/**
+ * Which workflow, block and variable a place in the file belongs to, by their ids and names:
+ * ` (workflow 64b1…, block "Settings", variable "channel")`, or nothing outside a workflow.
+ */
+export function whereIn(content: unknown, pointer: string): string {
+  const [, top, w, , b, , , v] = pointer.split('/');
+  if (top !== 'workflows' || w === undefined) return '';
+  const named = (value: unknown, field: string) => {
+    const name = (value as Record<string, unknown> | undefined)?.[field];
+    return typeof name === 'string' || typeof name === 'number' ? JSON.stringify(name) : undefined;
+  };
+  const workflow = (content as { workflows?: unknown[] }).workflows?.[Number(w)] as
+    | { blocks?: Array<{ parameters?: { variables?: unknown[] } }> }
+    | undefined;
+  const block = b === undefined ? undefined : workflow?.blocks?.[Number(b)];
+  const variable = v === undefined ? undefined : block?.parameters?.variables?.[Number(v)];
+  const names = [
+    ['workflow', named(workflow, 'workflowId')],
+    ['block', b === undefined ? undefined : named(block, 'name')],
+    ['variable', v === undefined ? undefined : named(variable, 'name')],
+  ].filter(([, name]) => name !== undefined);
+  return names.length ? ` (${names.map(([kind, name]) => `${kind} ${name}`).join(', ')})` : '';
 }
 
 /** `/workflows/2/blocks/0` as `workflows[2].blocks[0]`. */

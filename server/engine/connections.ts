@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/catalog.js';
-import { type OAuthApp, ProviderFailure, refreshCredential } from '../oauth/client.js';
+import { type OAuthApp, ProviderFailure, refreshCredential, revokeCredential } from '../oauth/client.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
 import { BlockFailure } from './blocks.js';
@@ -37,6 +37,8 @@ export interface ConnectionsOptions {
   secrets: SecretBox;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
+  /** The service's own origin (the local provider's `auth` paths are on it). */
+  serviceUrl: () => string;
 }
 
 export interface BlockAccess {
@@ -70,7 +72,8 @@ export class Connections {
     }
     let credential = secrets.open<StoredCredential>(row.secret);
     const auth = config.auth;
-    const oauthApp: OAuthApp | undefined = auth?.kind === 'oauth2' ? { integration, auth } : undefined;
+    const oauthApp: OAuthApp | undefined =
+      auth?.kind === 'oauth2' ? { integration, auth, serviceUrl: this.options.serviceUrl() } : undefined;
     const place = (c: StoredCredential) => {
       const access = placeCredential(config, c);
       if (!access) {
@@ -140,4 +143,63 @@ export class Connections {
       'connection',
     );
   }
+}
+
+/**
+ * What a disconnect did: the child workflows it switched off, and whether the app was told.
+ * `revoked`: the app confirmed it revoked the grant. `not-supported`: the app has no revocation
+ * endpoint (or it is not an OAuth connection). `failed`: the app could not be reached or refused;
+ * the service forgot the credential all the same (see `disconnect`).
+ */
+export interface Disconnected {
+  integration: string;
+  switchedOff: string[];
+  revocation: 'revoked' | 'not-supported' | 'failed';
+}
+
+/**
+ * Ends a user's connection to an app: asks the app to revoke the grant (when it has a revocation
+ * endpoint), then deletes the stored credential and switches off the user's child workflows that
+ * use the integration, those two in one transaction. Undefined when the user has no connection
+ * to it.
+ *
+ * The revocation comes first, while the credential is still there to revoke: a service that
+ * stops between the two leaves a revoked grant behind, which its next refresh finds broken and
+ * the user sees as "needs reconnecting", never a live grant the service no longer knows of. A
+ * revocation that fails does not stop the disconnect: the user asked the service to stop using
+ * the account, and it does (its copy of the token is gone, nothing runs with it); the answer says
+ * `failed`, so the element can tell the user to remove the access in the app too, and the log has
+ * the app's answer.
+ */
+export async function disconnect(
+  { store, catalog, secrets, env, log, serviceUrl }: ConnectionsOptions,
+  userId: string,
+  integration: string,
+): Promise<Disconnected | undefined> {
+  const row = await store.credentials.getConnection(userId, integration);
+  if (!row) return undefined;
+  const auth = catalog.apps.get(integration)?.auth;
+  const credential = secrets.open<StoredCredential>(row.secret);
+  let revocation: Disconnected['revocation'] = 'not-supported';
+  if (auth?.kind === 'oauth2' && auth.revocationUrl && credential.kind === 'oauth2') {
+    try {
+      await revokeCredential({ integration, auth, serviceUrl: serviceUrl() }, env, credential);
+      revocation = 'revoked';
+    } catch (error) {
+      revocation = 'failed';
+      log(`oauth ${integration}: revocation for user ${userId} failed: ${(error as Error).message}`);
+    }
+  }
+  return store.transaction(async (tx) => {
+    // Another disconnect of the same connection got here first: it answers, this one is a 404.
+    if (!(await tx.credentials.delete(userId, integration))) return undefined;
+    const switchedOff: string[] = [];
+    for (const child of await tx.children.list(userId)) {
+      if (child.active && catalog.get(child.parentId)?.integrations.some((i) => i.name === integration)) {
+        await tx.children.setActive(child.id, false);
+        switchedOff.push(child.id);
+      }
+    }
+    return { integration, switchedOff, revocation };
+  });
 }

@@ -273,8 +273,7 @@ export class Engine {
     };
     const error = await store.transaction(async (tx) => {
       // The user may have been deleted (or the workflow removed) while this ran: its logs went with it.
-      if (!(await tx.children.get(child.id))) return undefined;
-      await tx.logs.insertExecution(child.id, execution);
+      if (!(await tx.logs.insertExecution(child.id, execution))) return undefined;
       if (!failure) return undefined;
       const entry = await tx.logs.insertError({
         workflowId: child.id,

@@ -40,6 +40,8 @@ export class ProviderFailure extends Error {
 export interface OAuthApp {
   integration: string;
   auth: OAuth2Auth;
+  /** The service's own origin: `auth` URLs that are paths (the local provider's) are on it. */
+  serviceUrl: string;
 }
 
 const TOKEN_TIMEOUT_MS = 10_000;
@@ -58,12 +60,12 @@ export function clientCredentials(
   return { clientId, clientSecret };
 }
 
-function server(auth: OAuth2Auth, connection: Record<string, string>): oauth.AuthorizationServer {
+function server({ auth, serviceUrl }: OAuthApp, connection: Record<string, string>): oauth.AuthorizationServer {
   const fill = (template: string | undefined) => {
     if (template === undefined) return undefined;
     const url = fillUrl(template, connection);
     if (!url) throw new ProviderFailure('A value this app needs before connecting is missing.', 'failed', '');
-    return url;
+    return new URL(url, serviceUrl).toString();
   };
   const authorization = fill(auth.authorizationUrl)!;
   return {
@@ -94,7 +96,7 @@ export async function authorizeUrl(
   flow: { state: string; codeVerifier: string; redirectUri: string; connection: Record<string, string> },
 ): Promise<string> {
   const { clientId } = clientCredentials(app, env);
-  const as = server(app.auth, flow.connection);
+  const as = server(app, flow.connection);
   const url = new URL(as.authorization_endpoint!);
   url.searchParams.set('response_type', 'code');
   url.searchParams.set('client_id', clientId);
@@ -117,7 +119,7 @@ export async function finishAuthorization(
   flow: { state: string; codeVerifier: string; redirectUri: string; connection: Record<string, string> },
 ): Promise<OAuthCredential> {
   const { clientId, clientSecret } = clientCredentials(app, env);
-  const as = server(app.auth, flow.connection);
+  const as = server(app, flow.connection);
   const client: oauth.Client = { client_id: clientId };
   let params: URLSearchParams;
   try {
@@ -170,7 +172,7 @@ export async function refreshCredential(
     throw new ProviderFailure('The app gave no refresh token; connect again.', 'broken', 'no refresh token');
   }
   const { clientId, clientSecret } = clientCredentials(app, env);
-  const as = server(app.auth, credential.connection ?? {});
+  const as = server(app, credential.connection ?? {});
   const client: oauth.Client = { client_id: clientId };
   const response = await tokenRequest(app, () =>
     oauth.refreshTokenGrantRequest(
@@ -195,7 +197,7 @@ export async function revokeCredential(
 ): Promise<boolean> {
   if (!app.auth.revocationUrl) return false;
   const { clientId, clientSecret } = clientCredentials(app, env);
-  const as = server(app.auth, credential.connection ?? {});
+  const as = server(app, credential.connection ?? {});
   const token = credential.refreshToken ?? credential.accessToken;
   const response = await oauth.revocationRequest(
     as,

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuthKeys } from '../auth.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { Clock } from '../clock.js';
@@ -47,8 +47,13 @@ export interface ServiceDeps {
 
 /** The OAuth redirect URI a host registers with each provider: `<public url>/forge/2021-12/oauth/callback`. */
 export function redirectUri(deps: Pick<ServiceDeps, 'publicUrl'>, request: FastifyRequest): string {
-  const port = (request.server.server.address() as { port?: number } | null)?.port ?? 4010;
-  return `${deps.publicUrl ?? `http://localhost:${port}`}/forge/2021-12/oauth/callback`;
+  return `${serviceOrigin(deps, request.server)}/forge/2021-12/oauth/callback`;
+}
+
+/** The service's own origin: its public URL, else http://localhost:<the port it listens on>. */
+export function serviceOrigin(deps: Pick<ServiceDeps, 'publicUrl'>, server: FastifyInstance): string {
+  const port = (server.server.address() as { port?: number } | null)?.port ?? 4010;
+  return deps.publicUrl ?? `http://localhost:${port}`;
 }
 
 /**

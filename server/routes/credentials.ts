@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Integration, OAuthResultMessage } from 'forge-embed/client';
@@ -19,8 +18,8 @@ import { expiredLink, HtmlPage, OAuthQuerySchema, page, Redirect, sendPage } fro
 import { confirmGrant, type Flow, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import { ConnectedIntegrationSchema, IntegrationParams, OAuthStartSchema, RateLimitedResponse } from '../schemas.js';
 import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
-import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
-import { baseOf, type RoutePlugin, redirectUri } from './context.js';
+import { API_PREFIX } from '../views.js';
+import { baseOf, type RoutePlugin, redirectUri, serviceOrigin } from './context.js';
 
 /** What an OAuth flow keeps, sealed, beside its state until the callback. */
 interface SealedFlow {
@@ -40,10 +39,12 @@ export function notConfigured(integration: Integration, variable: string): HttpP
 
 const credentials: RoutePlugin = async (api, deps) => {
   const { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs, env, log } = deps;
-  /** The integration's OAuth client when its catalog entry has an oauth2 `auth`; else the legacy local stand-in. */
-  const oauthAppOf = (name: string): OAuthApp | undefined => {
+  /** The integration's OAuth client (every OAuth integration has one: server/catalog/auth.ts). */
+  const oauthAppOf = (name: string, request: FastifyRequest): OAuthApp | undefined => {
     const auth = catalog.apps.get(name)?.auth;
-    return auth?.kind === 'oauth2' ? { integration: name, auth } : undefined;
+    return auth?.kind === 'oauth2'
+      ? { integration: name, auth, serviceUrl: serviceOrigin(deps, request.server) }
+      : undefined;
   };
   const limitWrites = async (userId: string) =>
     rateLimited(await limits.hit('credentials', userId), 'This user saved credentials too often.');
@@ -55,19 +56,6 @@ const credentials: RoutePlugin = async (api, deps) => {
     }
     return integration;
   };
-
-  api.get(
-    '/credentials',
-    {
-      config: { access: 'user' },
-      schema: {
-        summary: 'Which integrations the token’s user has connected (never the secrets)',
-        tags: ['credentials', 'embed'],
-        response: { 200: Type.Object({ data: Type.Array(ConnectedIntegrationSchema) }) },
-      },
-    },
-    async (request) => ({ data: await store.credentials.list(request.principal.userId) }),
-  );
 
   api.post(
     '/credentials/:integration',
@@ -101,11 +89,12 @@ const credentials: RoutePlugin = async (api, deps) => {
         const value = fields.string(parameter.name, { max: 2000 });
         values[parameter.name] = value;
         // A value that goes into a URL must fit its pattern, so it can never move the credential elsewhere.
-        const pattern = app.parameters.find((p) => p.name === parameter.name)?.pattern;
-        if (value && pattern && !pattern.test(value)) {
+        const rule = app.parameters.find((p) => p.name === parameter.name);
+        if (value && rule?.pattern && !rule.pattern.test(value)) {
+          // The modal shows this next to the field: plain words, never the expression.
           fields.errors.push({
             path: `body.${parameter.name}`,
-            message: `${parameter.displayName} must match ${pattern.source}.`,
+            message: rule.patternMessage ?? `This is not a valid ${parameter.displayName}: check it and try again.`,
           });
         }
       }
@@ -148,7 +137,7 @@ const credentials: RoutePlugin = async (api, deps) => {
           `Start OAuth from a page on an allowed origin (FORGE_ALLOWED_ORIGINS); this request came from ${origin ?? 'no origin'}.`,
         );
       }
-      const oauthApp = oauthAppOf(integration.name);
+      const oauthApp = oauthAppOf(integration.name, request);
       const connection: Record<string, string> = {};
       if (oauthApp) {
         try {
@@ -163,7 +152,10 @@ const credentials: RoutePlugin = async (api, deps) => {
         for (const [name, pattern] of Object.entries(oauthApp.auth.connectionValues)) {
           const value = fields.string(name, { max: 200 });
           if (value && !new RegExp(pattern, 'u').test(value))
-            fields.errors.push({ path: `body.${name}`, message: `${name} must match ${pattern}.` });
+            fields.errors.push({
+              path: `body.${name}`,
+              message: `This is not a valid ${name}: check it and try again.`,
+            });
           connection[name] = value;
         }
         fields.onlyKnown(Object.keys(oauthApp.auth.connectionValues));
@@ -177,7 +169,7 @@ const credentials: RoutePlugin = async (api, deps) => {
         integration.name,
         origin,
         OAUTH_STATE_TTL_MS,
-        oauthApp ? secrets.seal(flow) : null,
+        secrets.seal(flow),
       );
       return {
         url: `${baseOf(request)}${API_PREFIX}/oauth/authorize?state=${state}`,
@@ -287,7 +279,7 @@ const credentials: RoutePlugin = async (api, deps) => {
       // The link works once: a second visit (a replay, or an attacker's link opened again) finds nothing.
       const found = await openAuthorizeLink(store, state);
       if (!found) return expiredLink(reply);
-      const oauthApp = oauthAppOf(found.integration);
+      const oauthApp = oauthAppOf(found.integration, request);
       if (oauthApp && found.sealedFlow) {
         let location: string;
         try {
@@ -307,15 +299,7 @@ const credentials: RoutePlugin = async (api, deps) => {
         }
         return reply.code(302).headers(REDIRECT_HEADERS).header('Location', location).send();
       }
-      const base = baseOf(request);
-      const redirect = new URL(`${base}${LOCAL_PROVIDER_PREFIX}/${found.integration}/authorize`);
-      redirect.search = new URLSearchParams({
-        response_type: 'code',
-        client_id: 'forge-local-service',
-        redirect_uri: `${base}${API_PREFIX}/oauth/callback`,
-        state,
-      }).toString();
-      return reply.code(302).headers(REDIRECT_HEADERS).header('Location', redirect.toString()).send();
+      return expiredLink(reply);
     },
   );
 
@@ -336,7 +320,7 @@ const credentials: RoutePlugin = async (api, deps) => {
       if (!found) return expiredLink(reply);
       const integration = catalog.integrations.get(found.integration);
       let message: OAuthResultMessage;
-      const oauthApp = oauthAppOf(found.integration);
+      const oauthApp = oauthAppOf(found.integration, request);
       if (oauthApp && found.sealedFlow) {
         message = await finishFlow(
           oauthApp,
@@ -344,30 +328,14 @@ const credentials: RoutePlugin = async (api, deps) => {
           request,
           new URLSearchParams(request.query),
         );
-      } else if (query.error) {
-        message = {
-          type: 'forge-oauth',
-          integration: found.integration,
-          status: 'denied',
-          message: 'Access was denied, so nothing was connected. Close this window; you can choose Connect again.',
-        };
-      } else if (!found.code || query.code !== found.code) {
+      } else {
+        // A flow started before this integration's client existed (a state from an older version).
         message = {
           type: 'forge-oauth',
           integration: found.integration,
           status: 'error',
           message:
             'The sign-in could not be confirmed, so nothing was connected. Close this window and choose Connect again.',
-        };
-      } else {
-        // The local provider stands in for the token exchange. The grant waits for the element
-        // that started the flow; only the opener on its origin learns how to confirm it.
-        const grant = { kind: 'oauth2', accessToken: randomBytes(24).toString('base64url'), scope: 'default' };
-        message = {
-          type: 'forge-oauth',
-          integration: found.integration,
-          status: 'authorized',
-          grant: await holdGrant(store, secrets, found, grant, oauthGrantTtlMs),
         };
       }
       const title =

@@ -9,7 +9,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * The run health of all of the token user's workflows in one read, for `<forge-workflow-list>`:
  * it replaces the list's `GET /user/:userId` (it carries each child's id, parent and switch
  * too), so opening the list stays one round trip after the token, and refreshing it is one
- * request however many workflows the user has.
+ * request however many workflows the user has. A run that failed for its connection says so
+ * until the next run, but once the user has connected that app again the failure carries
+ * `reconnectedAt`, and the list stops offering "Reconnect" from that moment (issue 24, item 3).
  */
 const health: RoutePlugin = async (api, { store, catalog, engine }) => {
   api.get(
@@ -28,14 +30,24 @@ const health: RoutePlugin = async (api, { store, catalog, engine }) => {
       const { userId } = request.principal;
       const now = new Date();
       const rows = await store.logs.listHealth(userId, new Date(now.getTime() - DAY_MS).toISOString());
+      // Read only when a run failed for its connection: then whether the user has connected again since.
+      const connections = rows.some((row) => row.failure?.kind === 'connection')
+        ? new Map((await store.credentials.list(userId)).map((c) => [c.integration, c]))
+        : undefined;
       const workflows: WorkflowHealth[] = rows.map((row) => {
         const block = row.failure && catalog.get(row.parentId)?.blocks.find((b) => b.id === row.failure!.blockId);
         const next = row.active ? engine.nextScheduledRun(row.parentId, now) : undefined;
-        return {
-          ...row,
-          failure: row.failure && { ...row.failure, integration: block?.integration ?? null },
-          nextRunAt: next?.toISOString() ?? null,
-        };
+        const integration = block?.integration ?? null;
+        let failure: WorkflowHealth['failure'] = row.failure && { ...row.failure, integration };
+        const connection = integration ? connections?.get(integration) : undefined;
+        if (
+          failure?.kind === 'connection' &&
+          connection?.status === 'connected' &&
+          connection.connectedAt > failure.createdAt
+        ) {
+          failure = { ...failure, reconnectedAt: connection.connectedAt };
+        }
+        return { ...row, failure, nextRunAt: next?.toISOString() ?? null };
       });
       return { workflows };
     },

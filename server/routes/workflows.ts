@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { VariableValues } from 'forge-embed/client';
+import type { VariableValue, VariableValues } from 'forge-embed/client';
 import type { Principal } from '../auth.js';
 import { CatalogAnswers } from '../catalog/answers.js';
 import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
 import { badRequest, conflict, HttpProblem, notFound, sendJsonText } from '../http.js';
+import { LogsPages } from '../logs-pages.js';
 import {
   ChildWorkflowSchema,
   ErrorLogEntrySchema,
@@ -16,18 +17,17 @@ import {
   WorkflowIdParams,
   WorkflowSummariesSchema,
 } from '../schemas.js';
-import { numberFrom } from '../shared/number.js';
+import { checkValue, describeProblem, isEmpty } from '../shared/variable-rules.js';
 import { type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
 import { blockValuesView, childView, executionLogBody, parentOf, webhookUrl } from '../views.js';
 import { baseOf, type RoutePlugin } from './context.js';
 
-const MAX_TEXT_VALUE = 10_000;
-
 /**
  * Checks the values for one variable block against the catalog: names must be defined there,
- * values strings or numbers, and a numeric text for a variable whose default is a number
- * becomes a number.
+ * and each value must keep its variable's rules (server/shared/variable-rules.ts, the same the
+ * modal checks with): a numeric text for a number becomes the number, `"true"`/`"false"` for a
+ * boolean the boolean.
  */
 function checkBlockValues(
   parent: CatalogWorkflow,
@@ -53,36 +53,56 @@ function checkBlockValues(
       `Unknown variable${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; this block defines ${defined.map((v) => v.name).join(', ')}.`,
     );
   }
-  const out: Array<[string, string | number]> = [];
+  const out: Array<[string, VariableValue]> = [];
   for (const variable of defined) {
     // Own properties only: a variable may be called "constructor" or "__proto__".
     if (!Object.hasOwn(values, variable.name)) continue;
-    const value = values[variable.name];
-    const at = `${path}.${variable.name}`;
-    if (typeof value === 'number' && Number.isFinite(value)) {
-      out.push([variable.name, value]);
-    } else if (typeof value !== 'string') {
-      fields.add(at, `${variable.name} must be a string or a number.`);
-    } else if (value.length > MAX_TEXT_VALUE) {
-      fields.add(at, `${variable.name} must be at most ${MAX_TEXT_VALUE} characters.`);
-    } else {
-      // The interface declares strings; a numeric variable keeps a number when the text is one.
-      out.push([variable.name, typeof variable.value === 'number' ? (numberFrom(value) ?? value) : value]);
-    }
+    const checked = checkValue(variable, values[variable.name]);
+    if ('problem' in checked)
+      fields.add(`${path}.${variable.name}`, describeProblem(checked.problem, labelOf(variable)));
+    else out.push([variable.name, checked.value]);
   }
   // fromEntries makes own properties, also of a variable named "__proto__".
   return Object.fromEntries(out);
 }
 
+/** How a problem names a variable: its label, and its name when the label is another. */
+const labelOf = ({ name, displayName }: { name: string; displayName?: string }) =>
+  displayName && displayName !== name ? `${displayName} (${name})` : name;
+
+/**
+ * On install, a required variable left out takes the parent's default, which is often empty (a
+ * spreadsheet id only the user knows): each such one is named, so no workflow is switched on
+ * that fails on its first run.
+ */
+function checkRequiredGiven(parent: CatalogWorkflow, given: Record<string, unknown>, fields: FieldChecker) {
+  for (const block of parent.blocks) {
+    if (block.type !== 'variables') continue;
+    const values = Object.hasOwn(given, block.id) ? given[block.id] : undefined;
+    for (const variable of block.parameters.variables ?? []) {
+      // A value given is checked with the others (checkBlockValues).
+      if (isPlainObject(values) && Object.hasOwn(values, variable.name)) continue;
+      if (variable.required && isEmpty(variable.value)) {
+        fields.add(
+          `body.variables.${block.id}.${variable.name}`,
+          describeProblem({ rule: 'required' }, labelOf(variable)),
+        );
+      }
+    }
+  }
+}
+
 /** Which names and value types a block takes is the catalog's to say (checkBlockValues), not a fixed schema's. */
 const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
   description:
-    'Variable name → value (a string or a number), as the block defines them; for a variable whose default is a number, a numeric string is stored as a number.',
+    'Variable name → value (a string or a number; a boolean for a boolean variable), as the block defines them and within their rules (type, required, pattern, min/max, options; docs/api.md, "Variables"). A numeric string is stored as a number for a number variable, "true"/"false" as a boolean for a boolean one.',
 });
 
 const workflows: RoutePlugin = async (api, { store, catalog }) => {
   // The catalog's listings, serialized once per origin and filter (issue 29).
   const answers = new CatalogAnswers(catalog);
+  // Logs pages, kept per workflow at its logs version (issue 29).
+  const pages = new LogsPages();
   /**
    * The child workflow a caller names. Another user's child answers exactly as a missing one,
    * so a token never learns that someone else's workflow exists.
@@ -245,6 +265,7 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
       for (const [blockId, values] of Object.entries(request_.variables ?? {})) {
         variables[blockId] = checkBlockValues(parent, blockId, values, `body.variables.${blockId}`, fields);
       }
+      checkRequiredGiven(parent, request_.variables ?? {}, fields);
       fields.done();
       const connected = new Set((await store.credentials.list(userId)).map((c) => c.integration));
       const missing = parent.integrations.filter((i) => needsCredential(i) && !connected.has(i.name));
@@ -257,16 +278,21 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
           missing.map((i) => ({ path: `integrations.${i.name}`, message: `${i.displayName} is not connected.` })),
         );
       }
-      let child: ChildRow;
-      try {
-        child = await store.children.create(userId, parent.workflowId, variables);
-      } catch (error) {
-        // Two installs at once (a double click): the second finds the first's row.
-        if (uniqueViolation(error) === null) throw error;
-        const winner = (await store.children.find(userId, parent.workflowId))!;
-        throw conflict(`This workflow is already installed as ${winner.id}.`, { workflowId: winner.id });
+      // Two installs at once (a double click): the second finds the first's row. That row may be
+      // uninstalled before the second looks for it; then the second tries again.
+      for (let attempt = 1; ; attempt++) {
+        let child: ChildRow;
+        try {
+          child = await store.children.create(userId, parent.workflowId, variables);
+        } catch (error) {
+          if (uniqueViolation(error) === null) throw error;
+          const winner = await store.children.find(userId, parent.workflowId);
+          if (winner) throw conflict(`This workflow is already installed as ${winner.id}.`, { workflowId: winner.id });
+          if (attempt < 3) continue;
+          throw conflict('This workflow was installed and uninstalled at the same time. Try again.');
+        }
+        return reply.code(201).send({ workflowId: child.id, active: true });
       }
-      return reply.code(201).send({ workflowId: child.id, active: true });
     },
   );
 
@@ -366,10 +392,19 @@ const workflows: RoutePlugin = async (api, { store, catalog }) => {
         await childFor(workflowId, request.principal);
         return { data: [] };
       }
-      // The child and the page in one query; the page is answered only if the caller may read it.
+      // The child and its logs version first: the page is answered only if the caller may read
+      // it, and one kept at that version is sent as it is (LogsPages).
+      const head = await store.logs.getChildWithLogsVersion(workflowId);
+      await childFor(workflowId, request.principal, { child: head?.child });
+      const key = `${page}:${limit}:${order}`;
+      const kept = pages.get(workflowId, head!.logsVersion, key);
+      if (kept) return sendJsonText(reply, kept);
       const read = await store.logs.getChildWithExecutions(workflowId, page, limit, order);
-      await childFor(workflowId, request.principal, { child: read?.child });
-      return sendJsonText(reply, executionLogBody(read!.executions));
+      // Removed since: as if it had never been there.
+      if (!read) await childFor(workflowId, request.principal, { child: undefined });
+      const body = Buffer.from(executionLogBody(read!.executions));
+      pages.keep(workflowId, head!.logsVersion, key, body);
+      return sendJsonText(reply, body);
     },
   );
 

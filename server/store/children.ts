@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { VariableValues } from 'forge-embed/client';
 import type { Selectable } from 'kysely';
-import { type Connection, type Handle, newId, type TransactionHandle } from './connection.js';
+import { CompiledOnce, type Connection, type Handle, newId, type TransactionHandle } from './connection.js';
 import type { Tables } from './schema.js';
 
 /** The secret part of a webhook URL: 192 random bits. */
@@ -37,6 +37,10 @@ export const toChild = (row: RawChild): ChildRow => ({
  * over a transaction's handle (`H` = TransactionHandle), it also reads a child for update.
  */
 export class ChildRepository<H extends Handle = Handle> {
+  private readonly listQuery = new CompiledOnce((db) =>
+    db.selectFrom('workflows').selectAll().where('user_id', '=', '').orderBy('created_at').orderBy('id'),
+  );
+
   constructor(private readonly connection: Connection<H>) {}
 
   async create(userId: string, parentId: string, variables: Record<string, VariableValues>): Promise<ChildRow> {
@@ -50,6 +54,7 @@ export class ChildRepository<H extends Handle = Handle> {
       webhook_token: newWebhookToken(),
       created_at: now,
       updated_at: now,
+      logs_version: 0,
     };
     await this.connection.db.insertInto('workflows').values(row).execute();
     return toChild(row);
@@ -94,15 +99,9 @@ export class ChildRepository<H extends Handle = Handle> {
   }
 
   /** A user's children, oldest first. */
+  /** A user's children, oldest first: GET /setup and GET /user/:id read them at every request. */
   async list(userId: string): Promise<ChildRow[]> {
-    const rows = await this.connection.db
-      .selectFrom('workflows')
-      .selectAll()
-      .where('user_id', '=', userId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toChild);
+    return (await this.listQuery.rows(this.connection.db, [userId])).map(toChild);
   }
 
   /** Parents that have at least one active child: the only ones a scheduler tick looks at. */

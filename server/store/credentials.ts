@@ -6,6 +6,15 @@ export interface ConnectionRow {
   status: 'connected' | 'broken';
 }
 
+/** A connection as the user and the host may see it: never its secret. */
+export interface ConnectionSummary {
+  integration: string;
+  connectedAt: string;
+  status: 'connected' | 'broken';
+  /** A display label the provider gave (a workspace, an e-mail). */
+  account?: string;
+}
+
 /** The integration credentials each user has connected, each sealed (server/secrets.ts). */
 export class CredentialRepository {
   constructor(private readonly connection: Connection) {}
@@ -43,13 +52,25 @@ export class CredentialRepository {
     return connectedAt;
   }
 
-  async list(userId: string): Promise<Array<{ integration: string; connectedAt: string }>> {
-    return this.connection.db
+  /** The user's connections without their secrets: when, whether the app still takes it, and its account label. */
+  async list(userId: string): Promise<ConnectionSummary[]> {
+    const rows = await this.connection.db
       .selectFrom('credentials')
-      .select(['integration', 'connected_at as connectedAt'])
+      .select(['integration', 'connected_at as connectedAt', 'status', 'account'])
       .where('user_id', '=', userId)
       .orderBy('integration')
       .execute();
+    return rows.map(({ account, ...row }) => (account ? { ...row, account } : row));
+  }
+
+  /** Removes one connection; answers whether there was one. */
+  async delete(userId: string, integration: string): Promise<boolean> {
+    const { numDeletedRows } = await this.connection.db
+      .deleteFrom('credentials')
+      .where('user_id', '=', userId)
+      .where('integration', '=', integration)
+      .executeTakeFirst();
+    return numDeletedRows > 0n;
   }
 
   async getSecret(userId: string, integration: string): Promise<string | undefined> {

@@ -52,5 +52,9 @@ export function databaseUnavailable(error: unknown): boolean {
     // (the server shuts down or is starting).
     if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN)$|^08|^57P0[123]$/.test(e.code)) return true;
   }
-  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout/i.test(e?.message ?? '');
+  // pg's own words for a connection that died; "not queryable" is what a transaction's ROLLBACK
+  // meets on a connection its first query lost, and that error is the one the caller sees.
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection error and is not queryable/i.test(
+    e?.message ?? '',
+  );
 }

@@ -1,7 +1,7 @@
 import type { ErrorKind, ErrorLogEntry, ExecutionLogEntry, WorkflowHealth } from 'forge-embed/client';
 import { type Selectable, sql } from 'kysely';
 import { type ChildRepository, type ChildRow, toChild } from './children.js';
-import { type Connection, type Handle, inTransaction, newId } from './connection.js';
+import { CompiledOnce, type Connection, type Handle, inTransaction, newId } from './connection.js';
 import type { Tables } from './schema.js';
 
 /** The hour of an ISO 8601 time, `2026-11-23T11`: what the logs page index counts by. */
@@ -51,24 +51,40 @@ export const ERROR_COLUMNS = [
 
 /** Execution logs (paged by number, see pageStart) and error logs, and the run health read from both. */
 export class LogRepository {
+  private readonly childQuery = new CompiledOnce((db) => db.selectFrom('workflows').selectAll().where('id', '=', ''));
+
   constructor(
     private readonly connection: Connection,
     private readonly children: ChildRepository,
   ) {}
 
-  async insertExecution(workflowId: string, entry: ExecutionLogEntry): Promise<void> {
-    await this.insertExecutions(workflowId, [entry]);
+  /** Stores one run; false, storing nothing, when the workflow is no longer there (see insertExecutions). */
+  insertExecution(workflowId: string, entry: ExecutionLogEntry): Promise<boolean> {
+    return this.insertExecutions(workflowId, [entry]);
   }
 
-  /** Stores runs of one workflow, and counts them in the hours that index the logs pages. */
-  async insertExecutions(workflowId: string, entries: ExecutionLogEntry[]): Promise<void> {
-    if (entries.length === 0) return;
+  /**
+   * Stores runs of one workflow, and counts them in the hours that index the logs pages; false,
+   * storing nothing, when the workflow is no longer there (removed while it ran, with its logs).
+   */
+  async insertExecutions(workflowId: string, entries: ExecutionLogEntry[]): Promise<boolean> {
+    if (entries.length === 0) return true;
     const perHour = new Map<string, number>();
     for (const entry of entries) {
       const hour = hourOf(entry.startedAt);
       perHour.set(hour, (perHour.get(hour) ?? 0) + 1);
     }
-    await inTransaction(this.connection, async ({ db }) => {
+    return inTransaction(this.connection, async ({ db }) => {
+      // The logs pages' version moves with every store of runs, in the same transaction, so a
+      // reader that sees the new version sees the runs too (LogsPages keeps pages by it). The
+      // same statement says whether the workflow is still there, which a run used to read first,
+      // and on PostgreSQL it holds the row until the runs are in.
+      const bumped = await db
+        .updateTable('workflows')
+        .set((eb) => ({ logs_version: eb('logs_version', '+', 1) }))
+        .where('id', '=', workflowId)
+        .executeTakeFirst();
+      if (bumped.numUpdatedRows === 0n) return false;
       await db
         .insertInto('executions')
         .values(
@@ -91,7 +107,17 @@ export class LogRepository {
           }),
         )
         .execute();
+      return true;
     });
+  }
+
+  /**
+   * A child workflow and its logs version (how many times runs were stored for it); undefined
+   * when there is no such child. Every logs request reads it.
+   */
+  async getChildWithLogsVersion(id: string): Promise<{ child: ChildRow; logsVersion: number } | undefined> {
+    const [row] = await this.childQuery.rows(this.connection.db, [id]);
+    return row && { child: toChild(row), logsVersion: Number(row.logs_version) };
   }
 
   /**

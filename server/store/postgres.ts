@@ -34,9 +34,14 @@ export async function postgresKysely(
         oid === INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
-  // A server that goes away drops the idle connections; the pool replaces them on the next
-  // query. Without a listener the dropped connection's error would end the process.
+  // A server that goes away drops its connections; the pool replaces them on the next query.
+  // A dropped connection emits 'error', and an 'error' nobody listens to ends the process. The
+  // pool listens only while a connection is idle in it, not while it is checked out (between
+  // two queries of a transaction, or mid-query) nor while it is being closed: so every
+  // connection gets a listener of its own for its whole life. The query that was running fails
+  // on its own (a 503 for its request), and the pool discards a connection that failed.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const prepared = new PreparedNames();
   return new Kysely<Tables>({
     dialect: new PostgresDialect({

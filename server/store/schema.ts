@@ -7,6 +7,7 @@ import * as executionHours from './migrations/0004_execution_hours.js';
 import * as instances from './migrations/0005_instances.js';
 import * as errorKind from './migrations/0006_error_kind.js';
 import * as connections from './migrations/0007_connections.js';
+import * as logsVersion from './migrations/0008_logs_version.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -23,6 +24,8 @@ export interface Tables {
     webhook_token: string;
     created_at: string;
     updated_at: string;
+    /** How many times runs were stored for the workflow: the version of its logs pages. */
+    logs_version: number;
   };
   credentials: {
     user_id: string;
@@ -102,6 +105,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0005_instances': instances,
   '0006_error_kind': errorKind,
   '0007_connections': connections,
+  '0008_logs_version': logsVersion,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */

@@ -1,11 +1,12 @@
 import type { User } from 'forge-embed/client';
-import { type CompiledQuery, sql } from 'kysely';
-import { type Connection, isTransaction, newId } from './connection.js';
+import { sql } from 'kysely';
+import { CompiledOnce, type Connection, isTransaction, newId } from './connection.js';
 
 /** The host's users. */
 export class UserRepository {
-  /** `get`'s query, compiled once for this repository's handle. */
-  private getQuery?: CompiledQuery<User>;
+  private readonly getQuery = new CompiledOnce((db) =>
+    db.selectFrom('users').select(['id as _id', 'email', 'full_name as fullName']).where('id', '=', ''),
+  );
 
   constructor(private readonly connection: Connection) {}
 
@@ -28,16 +29,9 @@ export class UserRepository {
   }
 
   async get(id: string): Promise<User | undefined> {
-    // Every request with a user token reads its user: the query is built and compiled once per
-    // database, not per request (issue 29); only its parameter changes.
-    const { db } = this.connection;
-    this.getQuery ??= db
-      .selectFrom('users')
-      .select(['id as _id', 'email', 'full_name as fullName'])
-      .where('id', '=', '')
-      .compile();
-    const { rows } = await db.executeQuery<User>({ ...this.getQuery, parameters: [id] });
-    return rows[0];
+    // Every request with a user token reads its user (issue 29).
+    const [user] = await this.getQuery.rows(this.connection.db, [id]);
+    return user;
   }
 
   async update(id: string, fullName: string, email: string): Promise<boolean> {

@@ -1,5 +1,14 @@
 import { type CallOptions, ForgeEmbedClient } from './embed-client.js';
-import type { ErrorLogEntry, ExecutionLogEntry, HostSettings, HostSettingsUpdate, LogsQuery, User } from './types.js';
+import type {
+  Disconnected,
+  ErrorLogEntry,
+  ExecutionLogEntry,
+  HostSettings,
+  HostSettingsUpdate,
+  LogsQuery,
+  User,
+  UserConnection,
+} from './types.js';
 
 export {
   API_VERSION_PATH,
@@ -81,6 +90,18 @@ export class ForgeClient extends ForgeEmbedClient {
 
   disableUserWorkflows(userId: string, options?: CallOptions): Promise<{ message: string }> {
     return this.request('PATCH', `/user/${enc(userId)}/disableWorkflows`, undefined, options);
+  }
+
+  /** A user's connections, as `listCredentials` answers them for the user (extension). */
+  async listUserCredentials(userId: string, options?: CallOptions): Promise<UserConnection[]> {
+    return (
+      await this.request<{ data: UserConnection[] }>('GET', `/user/${enc(userId)}/credentials`, undefined, options)
+    ).data;
+  }
+
+  /** Disconnects one of a user's apps, as `disconnect` does for the token's user (extension). */
+  disconnectUser(userId: string, integration: string, options?: CallOptions): Promise<Disconnected> {
+    return this.request('DELETE', `/user/${enc(userId)}/credentials/${enc(integration)}`, undefined, options);
   }
 
   // Host settings (extension; API key) ----------------------------------------------------

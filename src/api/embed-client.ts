@@ -11,6 +11,7 @@ import type {
   Setup,
   SetupQuery,
   SetVariablesResponse,
+  UserConnection,
   UserWithWorkflows,
   VariableValues,
   WorkflowHealth,
@@ -160,9 +161,17 @@ export class ForgeEmbedClient {
     return this.request('PATCH', `/workflow/${enc(workflowId)}/variables/${enc(blockId)}`, values, options);
   }
 
-  /** Which integrations the token's user has connected (extension; never secrets). */
-  async listCredentials(options?: CallOptions): Promise<ConnectedIntegration[]> {
-    return (await this.request<{ data: ConnectedIntegration[] }>('GET', '/credentials', undefined, options)).data;
+  /** The token user's connections: when, whether each still works, as which account (extension; never secrets). */
+  async listCredentials(options?: CallOptions): Promise<UserConnection[]> {
+    return (await this.request<{ data: UserConnection[] }>('GET', '/credentials', undefined, options)).data;
+  }
+
+  /**
+   * Disconnects one of the token user's apps (extension): the app is asked to revoke the grant,
+   * the credential is deleted and the user's workflows that use it are switched off.
+   */
+  disconnect(integration: string, options?: CallOptions): Promise<Disconnected> {
+    return this.request('DELETE', `/credentials/${enc(integration)}`, undefined, options);
   }
 
   /** Stores an integration's required parameters for the token's user. */
@@ -172,15 +181,6 @@ export class ForgeEmbedClient {
     options?: CallOptions,
   ): Promise<ConnectedIntegration> {
     return this.request('POST', `/credentials/${enc(integration)}`, values, options);
-  }
-
-  /**
-   * Disconnects an integration (extension): the service revokes the credential at the provider,
-   * forgets it, and switches off the user's workflows that need it; answers which. 404 when the
-   * integration is not connected.
-   */
-  deleteCredential(integration: string, options?: CallOptions): Promise<Disconnected> {
-    return this.request('DELETE', `/credentials/${enc(integration)}`, undefined, options);
   }
 
   /** A one-time URL that starts the OAuth flow in a popup. */

@@ -22,7 +22,14 @@ export interface Integration {
   requiredParameters?: RequiredParameter[];
 }
 
-export type VariableValue = string | number;
+/** A variable's value: a string or a number (the seed's), or a boolean for a `boolean` variable. */
+export type VariableValue = string | number | boolean;
+
+/** Extension (issue 26): one fixed choice of a `select` variable. */
+export interface VariableOption {
+  value: string | number;
+  label: string;
+}
 
 export interface Variable {
   uuid: string;
@@ -30,6 +37,27 @@ export interface Variable {
   value: VariableValue;
   /** Extension: a sentence shown under the field in the configuration modal. */
   description?: string;
+  // Extensions of issue 26 (docs/api.md, "Variables"): what the variable holds, and its rules.
+  /** The field's label; the modal makes one from `name` when absent. */
+  displayName?: string;
+  /** What the value is; without it, a numeric default makes a number and anything else a string or number. */
+  type?: 'string' | 'number' | 'boolean' | 'select' | 'text' | 'email' | 'url';
+  /** An empty value is refused. */
+  required?: boolean;
+  /** A regular expression (Unicode mode) the whole text must match, for string-like types. */
+  pattern?: string;
+  /** What to tell the user when `pattern` does not match. */
+  patternMessage?: string;
+  /** Bounds of a `number`. */
+  min?: number;
+  max?: number;
+  /** A `select`'s fixed choices. */
+  options?: VariableOption[];
+  /**
+   * A `select` whose choices are read from the user's own app, through
+   * `GET /workflow/:workflowId/options`; how they are read stays on the service.
+   */
+  source?: { integration: string };
 }
 
 export interface Block {
@@ -189,6 +217,11 @@ export interface WorkflowHealth {
     /** The integration of the block that failed (its `name`), when it has one. */
     integration: string | null;
     createdAt: string;
+    /**
+     * Extension, on a `connection` failure only: when the user connected the integration again
+     * after it. There is nothing to reconnect now; the next run tells.
+     */
+    reconnectedAt?: string;
   } | null;
   /** For a workflow on a schedule that is switched on: when it runs next. */
   nextRunAt: string | null;
@@ -225,17 +258,27 @@ export interface LogsQuery {
 export interface ConnectedIntegration {
   integration: string;
   connectedAt: string;
-  /** `broken` when the app refused the credential (the user must connect again); absent from older services, read as `connected`. */
-  status?: 'connected' | 'broken';
-  /** The provider's label of the connected account (a workspace, an e-mail), when it gave one. */
+}
+
+/** Extension: one of the user's connections, as `GET /credentials` and `GET /setup` answer it; never its secret. */
+export interface UserConnection extends ConnectedIntegration {
+  /** `broken` once the app refused the grant (revoked or expired); connecting again clears it at once. */
+  status: 'connected' | 'broken';
+  /** A display label the app gave (a workspace name, an e-mail), when it gave one; never a secret. */
   account?: string;
 }
 
-/** Extension: what `DELETE /credentials/:integration` answers. */
+/** Extension: what `DELETE /credentials/:integration` did. */
 export interface Disconnected {
   integration: string;
-  /** The user's child workflows the disconnect switched off, since they need the app. */
+  /** The user's child workflows that used the integration and were on: now switched off. */
   switchedOff: string[];
+  /**
+   * `revoked`: the app confirmed it revoked the grant. `not-supported`: the app has no revocation
+   * endpoint (or the connection is not OAuth). `failed`: the app could not be reached or refused;
+   * the service deleted its credential all the same, so the user may remove the access in the app.
+   */
+  revocation: 'revoked' | 'not-supported' | 'failed';
 }
 
 /**
@@ -247,7 +290,8 @@ export interface Setup {
   workflows: ParentWorkflow[];
   /** The user's child workflows of those parents, in full as `GET /workflow/:workflowId` answers them. */
   installed: ChildWorkflow[];
-  credentials: ConnectedIntegration[];
+  /** The user's connections, as `GET /credentials` answers them. */
+  credentials: UserConnection[];
 }
 
 /** What `GET /setup` is asked about: one parent workflow, or every workflow using an integration. */

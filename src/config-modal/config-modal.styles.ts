@@ -298,6 +298,21 @@ export const configModalStyles = css`
   .field label {
     font-weight: 550;
   }
+  /* A switch sits beside its label; help and error go under both. */
+  .field.inline {
+    grid-template-columns: 1fr auto;
+    align-items: center;
+  }
+  .field.inline > p {
+    grid-column: 1 / -1;
+  }
+  .required {
+    font-size: 0.875em;
+    font-weight: 400;
+  }
+  textarea.input {
+    resize: vertical;
+  }
   .help,
   .field-error {
     font-size: 0.875em;

@@ -15,7 +15,7 @@ import { configModalStyles } from './config-modal.styles.js';
 import { connectAccount, connectFailure } from './connect.js';
 import { openOAuthPopup } from './oauth-popup.js';
 import { placeFieldErrors, saveSettings } from './save.js';
-import { fieldValue, type SettingField, settingFields } from './settings.js';
+import { fieldValue, problemText, type SettingField, settingFields } from './settings.js';
 import {
   chosen,
   emptyView,
@@ -354,8 +354,11 @@ export class ForgeConfigModal extends ForgeModalDialog {
 
   // Saving --------------------------------------------------------------------------------
 
-  /** A field's value as the service wants it; saving starts only once every numeric field holds a number. */
-  #valueOf = (field: SettingField): VariableValue => fieldValue(field, this.#view.values.get(field.key) ?? '')!;
+  /** A field's value as the service wants it; saving starts only once every field keeps its rules. */
+  #valueOf = (field: SettingField): VariableValue => {
+    const checked = fieldValue(field, this.#view.values.get(field.key) ?? '');
+    return 'value' in checked ? checked.value : '';
+  };
 
   #handleSave(event: Event): void {
     event.preventDefault();
@@ -364,8 +367,8 @@ export class ForgeConfigModal extends ForgeModalDialog {
     const errors = new Map<string, string>();
     for (const parent of chosen(this.#loadTask.value!, this.#view)) {
       for (const field of settingFields(parent)) {
-        const value = fieldValue(field, this.#view.values.get(field.key) ?? '');
-        if (value === undefined) errors.set(field.key, this.#text.numberRequired(field.label));
+        const checked = fieldValue(field, this.#view.values.get(field.key) ?? '');
+        if ('problem' in checked) errors.set(field.key, problemText(this.#text, field, checked.problem));
       }
     }
     if (errors.size) this.#change({ errors, message: this.#text.fieldErrors }, 'invalid');

@@ -1,5 +1,5 @@
 import type { ForgeEmbedClient } from '../api/embed-client.js';
-import type { ConnectedIntegration, Integration } from '../api/types.js';
+import type { Integration, UserConnection } from '../api/types.js';
 import { ForgeError, type ForgeErrorCode } from '../errors.js';
 import { waitForOAuth } from './oauth-popup.js';
 
@@ -27,7 +27,7 @@ export async function connectAccount(
   client: ForgeEmbedClient,
   { integration: { name }, parameters, popup }: ConnectRequest,
   { oauthTimeout, signal }: { oauthTimeout: number; signal: AbortSignal },
-): Promise<ConnectedIntegration[]> {
+): Promise<UserConnection[]> {
   if (parameters) {
     await client.saveCredential(name, parameters, { signal });
   } else {

@@ -40,7 +40,19 @@ export interface ConfigModalStrings extends ProblemStrings, ConnectStrings {
   back: string;
   configureIntro: string;
   noSettings: string;
+  /** Why a setting's value is refused (the service's rules, checked before saving). */
+  valueRequired: (label: string) => string;
   numberRequired: (label: string) => string;
+  numberAtLeast: (label: string, min: number) => string;
+  numberAtMost: (label: string, max: number) => string;
+  emailRequired: (label: string) => string;
+  urlRequired: (label: string) => string;
+  /** When the catalog gives no `patternMessage` of its own. */
+  patternMismatch: (label: string) => string;
+  optionRequired: (label: string) => string;
+  textTooLong: (label: string, max: number) => string;
+  /** Marks a required setting's label (the field is also `aria-required`). */
+  requiredMark: string;
   /** The save button: install, edit, or apply the choices of the integration view. */
   enable: string;
   saveChanges: string;
@@ -89,7 +101,16 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   back: 'Back',
   configureIntro: 'Choose how the workflow behaves. You can change this later.',
   noSettings: 'There is nothing to set up here.',
+  valueRequired: (label) => `Enter the ${label}; it is required.`,
   numberRequired: (label) => `${label} must be a number.`,
+  numberAtLeast: (label, min) => `${label} must be at least ${min}.`,
+  numberAtMost: (label, max) => `${label} must be at most ${max}.`,
+  emailRequired: (label) => `${label} must be an e-mail address, such as name@example.com.`,
+  urlRequired: (label) => `${label} must be a web address starting with https://.`,
+  patternMismatch: (label) => `${label} is not in the expected form.`,
+  optionRequired: (label) => `Choose one of the ${label} options.`,
+  textTooLong: (label, max) => `${label} must be at most ${max} characters.`,
+  requiredMark: 'required',
   enable: 'Enable workflow',
   saveChanges: 'Save changes',
   apply: 'Save',

@@ -322,7 +322,7 @@ export function configureView(context: StepContext) {
   let fieldCount = 0;
   const fieldOf = (f: SettingField) => {
     fieldCount++;
-    return field(context, fieldIds(), f.key, f.label, f.description, f.numeric ? 'number' : 'text');
+    return settingField(context, fieldIds(), f);
   };
   const sections = chosen(loaded, view).map((parent) => {
     const fields = settingFields(parent);
@@ -365,37 +365,156 @@ function fieldNumbering(): () => string {
   return () => `field-${count++}`;
 }
 
+/** The input types of a setting's type; the others have controls of their own (settingField). */
+const INPUT_TYPES: Record<string, string> = { number: 'number', email: 'email', url: 'url' };
+
 /**
- * A labelled input with its help text and, after a failed save, its error, both tied to the
- * input through `aria-describedby` so a screen reader reads them with the field.
+ * A setting's control, as its type says: a switch for a boolean, a native `<select>` for fixed
+ * choices, a textarea for `text`, an input of the matching type for the rest. What the user
+ * chose is kept as text (a switch's as `true`/`false`); the shared rules read it on save.
  */
+function settingField(context: StepContext, id: string, f: SettingField): TemplateResult {
+  const { view, on } = context;
+  const { key, variable } = f;
+  const value = view.values.get(key) ?? '';
+  const set = ({ target }: Event) => on.setValue(key, (target as HTMLInputElement).value);
+  const a = controlAttributes(context, id, key, f.description);
+  let control: TemplateResult;
+  if (variable.type === 'boolean') {
+    control = html`<input
+      part="switch"
+      class="switch"
+      type="checkbox"
+      role="switch"
+      id=${id}
+      aria-describedby=${a.describedBy}
+      ?autofocus=${a.autofocus}
+      .checked=${value === 'true'}
+      @change=${({ target }: Event) => on.setValue(key, String((target as HTMLInputElement).checked))}
+    />`;
+  } else if (variable.options) {
+    // A choice not made yet (or one that may stay unmade) is an empty first option.
+    const blank = !variable.required || !variable.options.some((o) => String(o.value) === value);
+    control = html`<select
+      part="input"
+      class="input"
+      id=${id}
+      ?required=${variable.required}
+      aria-invalid=${a.invalid}
+      aria-describedby=${a.describedBy}
+      ?autofocus=${a.autofocus}
+      @change=${set}
+    >
+      ${blank ? html`<option value="" ?selected=${value === ''}></option>` : nothing}
+      ${variable.options.map(
+        (o) => html`<option value=${String(o.value)} ?selected=${String(o.value) === value}>${o.label}</option>`,
+      )}
+    </select>`;
+  } else if (variable.type === 'text') {
+    control = html`<textarea
+      part="input"
+      class="input"
+      id=${id}
+      rows="3"
+      ?required=${variable.required}
+      .value=${value}
+      aria-invalid=${a.invalid}
+      aria-describedby=${a.describedBy}
+      ?autofocus=${a.autofocus}
+      @input=${set}
+    ></textarea>`;
+  } else {
+    control = input(a, id, INPUT_TYPES[variable.type ?? ''] ?? 'text', value, set, variable.required);
+  }
+  return fieldFrame(context, id, key, f.label, f.description, control, {
+    required: variable.required,
+    inline: variable.type === 'boolean',
+  });
+}
+
+interface ControlAttributes {
+  invalid: boolean;
+  describedBy: string | typeof nothing;
+  autofocus: boolean;
+}
+
+/** What every control of a field carries: its error state, what describes it, and whether it takes focus. */
+function controlAttributes(
+  { view, focus }: StepContext,
+  id: string,
+  key: string,
+  description: string | undefined,
+): ControlAttributes {
+  const error = view.errors.get(key);
+  const describedBy = [description && `${id}-help`, error && `${id}-error`].filter(Boolean).join(' ');
+  return {
+    invalid: !!error,
+    describedBy: describedBy || nothing,
+    autofocus: focus.at('body', ...(error ? (['invalid'] as const) : [])),
+  };
+}
+
+function input(
+  a: ControlAttributes,
+  id: string,
+  type: string,
+  value: string,
+  onInput: (event: Event) => void,
+  required = false,
+): TemplateResult {
+  return html`<input
+    part="input"
+    class="input"
+    id=${id}
+    type=${type}
+    step=${type === 'number' ? 'any' : nothing}
+    autocomplete="off"
+    spellcheck="false"
+    ?required=${required}
+    .value=${value}
+    aria-invalid=${a.invalid}
+    aria-describedby=${a.describedBy}
+    ?autofocus=${a.autofocus}
+    @input=${onInput}
+  />`;
+}
+
+/**
+ * A control with its label, help text and, after a failed check or save, its error, both tied
+ * to the control through `aria-describedby` so a screen reader reads them with the field. A
+ * required field's label shows so; the control says it to assistive technology (`required`).
+ */
+function fieldFrame(
+  { t, view }: StepContext,
+  id: string,
+  key: string,
+  label: string,
+  description: string | undefined,
+  control: TemplateResult,
+  { required = false, inline = false } = {},
+): TemplateResult {
+  const error = view.errors.get(key);
+  return html`<div part="field" class="field${inline ? ' inline' : ''}">
+    <label part="label" for=${id}
+      >${label}${required ? html` <span class="required muted" aria-hidden="true">(${t.requiredMark})</span>` : nothing}</label
+    >
+    ${control}
+    ${description ? html`<p part="help" class="help muted" id="${id}-help">${description}</p>` : nothing}
+    ${error ? html`<p part="field-error" class="field-error danger" id="${id}-error">${alertGlyph}${error}</p>` : nothing}
+  </div>`;
+}
+
+/** A labelled text input (the connect step's parameters). */
 function field(
-  { view, focus, on }: StepContext,
+  context: StepContext,
   id: string,
   key: string,
   label: string,
   description: string | undefined,
   type: string,
 ): TemplateResult {
-  const error = view.errors.get(key);
-  const describedBy = [description && `${id}-help`, error && `${id}-error`].filter(Boolean).join(' ');
-  return html`<div part="field" class="field">
-    <label part="label" for=${id}>${label}</label>
-    <input
-      part="input"
-      class="input"
-      id=${id}
-      type=${type}
-      step=${type === 'number' ? 'any' : nothing}
-      autocomplete="off"
-      spellcheck="false"
-      .value=${view.values.get(key) ?? ''}
-      aria-invalid=${!!error}
-      aria-describedby=${describedBy || nothing}
-      ?autofocus=${focus.at('body', ...(error ? (['invalid'] as const) : []))}
-      @input=${({ target }: Event) => on.setValue(key, (target as HTMLInputElement).value)}
-    />
-    ${description ? html`<p part="help" class="help muted" id="${id}-help">${description}</p>` : nothing}
-    ${error ? html`<p part="field-error" class="field-error danger" id="${id}-error">${alertGlyph}${error}</p>` : nothing}
-  </div>`;
+  const a = controlAttributes(context, id, key, description);
+  const set = ({ target }: Event) => context.on.setValue(key, (target as HTMLInputElement).value);
+  const control = input(a, id, type, context.view.values.get(key) ?? '', set);
+  return fieldFrame(context, id, key, label, description, control);
 }

@@ -1,5 +1,5 @@
 import { html, nothing } from 'lit';
-import type { ConnectedIntegration, IntegrationSummary } from '../api/types.js';
+import type { IntegrationSummary, UserConnection } from '../api/types.js';
 import { secretParameter } from '../config-modal/connect.js';
 import type { Plural } from '../internal/plural.js';
 import { safeIconUrl } from '../theme.js';
@@ -26,7 +26,7 @@ export interface CardContext extends AppsView {
 }
 
 /** The app's state in words, with a glyph beside them (never colour alone). */
-function stateOf(t: IntegrationListStrings, app: IntegrationSummary, connection?: ConnectedIntegration) {
+function stateOf(t: IntegrationListStrings, app: IntegrationSummary, connection?: UserConnection) {
   if (!needsAccount(app)) return { kind: 'ok', glyph: '✓', words: t.noAccountNeeded };
   if (!connection) return { kind: 'waiting', glyph: '–', words: t.notConnected };
   if (connection.status === 'broken') return { kind: 'failed', glyph: '!', words: t.broken };

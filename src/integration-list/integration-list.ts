@@ -271,11 +271,16 @@ export class ForgeIntegrationList extends ForgeElement {
     const { signal } = this.#connection;
     this.#change({ busy: name, appErrors: this.#appError(name) });
     try {
-      const { switchedOff } = await this.#connection.client.deleteCredential(name, { signal });
+      const { switchedOff, revocation } = await this.#connection.client.disconnect(name, { signal });
       const off = new Set(switchedOff);
       this.#change(
         {
           busy: '',
+          // The service forgot the account; the app may still allow it, which the user can end there.
+          appErrors: this.#appError(
+            name,
+            revocation === 'failed' ? this.#text.disconnectNotRevoked(displayName) : undefined,
+          ),
           connections: without(this.#view.connections, name),
           children: this.#view.children.map((child) =>
             off.has(child.workflowId) ? { ...child, active: false } : child,

@@ -1,4 +1,4 @@
-import type { ConnectedIntegration, IntegrationSummary, WorkflowHealth, WorkflowSummaries } from '../api/types.js';
+import type { IntegrationSummary, UserConnection, WorkflowHealth, WorkflowSummaries } from '../api/types.js';
 
 /** An app on offer, prepared once per load so each render stays cheap. */
 export interface App {
@@ -53,7 +53,7 @@ export interface AppsView {
   search: string;
   category: string;
   /** The user's connections by app name. */
-  connections: ReadonlyMap<string, ConnectedIntegration>;
+  connections: ReadonlyMap<string, UserConnection>;
   /** The user's child workflows and whether each is on. */
   children: readonly WorkflowHealth[];
   /** The app a connect or disconnect is under way for. */
@@ -83,5 +83,5 @@ export const emptyAppsView = (): AppsView => ({
   modalFor: '',
 });
 
-export const connectionsFrom = (list: ConnectedIntegration[]): Map<string, ConnectedIntegration> =>
+export const connectionsFrom = (list: UserConnection[]): Map<string, UserConnection> =>
   new Map(list.map((c) => [c.integration, c]));

@@ -13,6 +13,8 @@ export interface DisconnectStrings {
   disconnectSwitchesOff: (app: string) => string;
   /** Said when the service did not disconnect it; the connection stays as it was. */
   disconnectFailed: (app: string, reason: string) => string;
+  /** Said after a disconnect the app could not be told about: the service forgot the account, the app may still allow it. */
+  disconnectNotRevoked: (app: string) => string;
 }
 
 export const defaultDisconnectStrings: Omit<DisconnectStrings, 'cancel'> = {
@@ -21,6 +23,8 @@ export const defaultDisconnectStrings: Omit<DisconnectStrings, 'cancel'> = {
   disconnectText: (app) => `No workflow of yours uses ${app} now. You can connect it again at any time.`,
   disconnectSwitchesOff: (app) => `These workflows need ${app}. Disconnecting switches them off:`,
   disconnectFailed: (app, reason) => `${app} was not disconnected. ${reason}`,
+  disconnectNotRevoked: (app) =>
+    `${app} is disconnected here, but ${app} could not be told to end the access. You can remove it in your ${app} account settings.`,
 };
 
 interface Question {

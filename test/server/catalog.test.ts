@@ -34,7 +34,7 @@ describe('a catalog file that is not valid', () => {
   const broken = catalogFile('broken.json', (catalog) => {
     const variables = catalog.workflows[w]!.blocks[b]!.parameters.variables!;
     (variables[1] as { name: unknown }).name = 5;
-    (variables[0] as { value: unknown }).value = true;
+    (variables[0] as { value: unknown }).value = null;
     (catalog.workflows[0] as { workflowId: string }).workflowId = 'not an id!';
     delete (catalog.integrations[0] as { icon?: string }).icon;
   });
@@ -48,11 +48,16 @@ describe('a catalog file that is not valid', () => {
           .split('\n')
           .slice(1)
           .map((line) => line.trim());
+        // Each problem in a workflow names the workflow, the block and the variable it is in.
+        const workflow = demoCatalog.workflows[w]!;
+        const block = workflow.blocks[b]!;
+        const id = w === 0 ? 'not an id!' : workflow.workflowId;
+        const names = `workflow "${id}", block "${block.name}"`;
         assert.deepEqual(problems, [
           'integrations[0].icon: required',
-          'workflows[0].workflowId: must be 1 to 64 letters, digits, _ or -',
-          `workflows[${w}].blocks[${b}].parameters.variables[0].value: must be a string or a number`,
-          `workflows[${w}].blocks[${b}].parameters.variables[1].name: must be string`,
+          'workflows[0].workflowId (workflow "not an id!"): must be 1 to 64 letters, digits, _ or -',
+          `workflows[${w}].blocks[${b}].parameters.variables[0].value (${names}, variable "${block.parameters.variables![0]!.name}"): must be a string or a number (a boolean for a boolean variable)`,
+          `workflows[${w}].blocks[${b}].parameters.variables[1].name (${names}, variable 5): must be string`,
         ]);
         return true;
       },
@@ -73,7 +78,10 @@ describe('a catalog file that is not valid', () => {
       }),
     );
     assert.notEqual(outcome.code, 0);
-    assert.match(outcome.output, /workflows\[\d+\]\.blocks\[\d+\]\.parameters\.variables\[1\]\.name: must be string/);
+    assert.match(
+      outcome.output,
+      /workflows\[\d+\]\.blocks\[\d+\]\.parameters\.variables\[1\]\.name \(workflow [^)]*\): must be string/,
+    );
   });
 
   test('names what ties the parts together too: an unknown integration, a duplicate id', async () => {

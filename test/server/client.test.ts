@@ -98,6 +98,32 @@ describe('ForgeClient with a user token (the embedded elements)', () => {
     assert.deepEqual(await client.uninstallWorkflow(childId), { success: true });
   });
 
+  test('reads its connections with their status and disconnects one; the host does the same for any user', async () => {
+    const { userId, token } = await forge.newUser();
+    const client = new ForgeClient({ baseUrl: forge.url, credential: token });
+    const [first, second] = sample.parent.integrations;
+    for (const integration of [first!, second!]) await forge.connect(userId, integration);
+    const childId = await forge.install(userId, token);
+    const listed = await client.listCredentials();
+    assert.deepEqual(
+      listed.map((c) => [c.integration, c.status]),
+      [first!, second!].sort().map((name) => [name, 'connected']),
+    );
+    assert.deepEqual(await host.listUserCredentials(userId), listed);
+    assert.deepEqual(await client.disconnect(first!), {
+      integration: first,
+      switchedOff: [childId],
+      revocation: 'not-supported',
+    });
+    assert.equal((await failure(client.disconnect(first!))).status, 404);
+    assert.deepEqual(await host.disconnectUser(userId, second!), {
+      integration: second,
+      switchedOff: [],
+      revocation: 'not-supported',
+    });
+    assert.deepEqual(await client.listCredentials(), []);
+  });
+
   test('starts OAuth when its fetch sends the page origin, as a browser does', async () => {
     const { token } = await forge.newUser();
     const client = new ForgeClient({

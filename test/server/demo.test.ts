@@ -39,6 +39,8 @@ before(async () => {
     scheduler: false,
     delivery: { backoff: () => 50 },
   });
+  // As `npm start` does: the sandbox's OAuth apps take only the local provider's valid tokens.
+  sandbox.useProvider(service.url);
   demo = await startDemo({
     port,
     serviceUrl: service.url,
@@ -278,7 +280,16 @@ test('Revoke Slack access makes the next run that reaches Slack fail as a connec
   }
   assert.equal(sent!.finished, false);
   const run = (await mayasPayments()).runs[0]!;
-  assert.match(run.error!.message, /answered 401 Unauthorized: invalid_auth/);
+  // Slack refused the token (the grant is gone at the provider); the refresh after the 401 was
+  // refused too (invalid_grant), so the connection is broken, not just this run failed.
+  assert.match(run.error!.message, /Slack no longer accepts this connection/);
+  const slackCalls = () => sandbox.requests.filter((r) => r.path.startsWith('/slack/')).length;
+  const callsBefore = slackCalls();
+  for (let turn = 0, failed = 0; turn < 3 && failed === 0; turn++) {
+    const next = (await asUser<TestEventResult>('maya', '/demo/test-event', { workflowId })).body;
+    if (next.finished === false) failed++;
+  }
+  assert.equal(slackCalls(), callsBefore, 'a broken connection fails without calling the app');
   const errors = await fetch(`${service.url}/forge/2021-12/workflow/${workflowId}/errors`, {
     headers: { Authorization: `Bearer ${service.apiKey}` },
   });

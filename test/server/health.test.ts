@@ -86,7 +86,20 @@ test('a run the app refuses for the credential is a connection failure; after a 
     createdAt: entry!.createdAt,
   });
 
-  await reconnect('a-good-key');
+  // Connecting again answers at once: the failure stays (the next run tells), but it carries
+  // when the user reconnected, so the list offers no "Reconnect" from this moment (issue 24, item 3).
+  const reconnected = await reconnect('a-good-key');
+  [health] = await healthOf(user.token);
+  assert.equal(health!.lastRun!.executionId, failed.body.executionId);
+  assert.deepEqual(health!.failure, {
+    kind: 'connection',
+    error: entry!.error,
+    blockId: B.post,
+    integration: 'crm',
+    createdAt: entry!.createdAt,
+    reconnectedAt: reconnected.body.connectedAt,
+  });
+
   const succeeded = await sendWebhook(h, child, GOOD_PAYMENT);
   assert.equal(succeeded.body.finished, true);
   [health] = await healthOf(user.token);

@@ -1,7 +1,7 @@
 /**
  * The import graph of the repository's own code: no file reaches itself through its imports
  * (type-only and dynamic ones included), and the rules compiled into both packages
- * (server/shared/) import nothing. Imports are read with TypeScript's own pre-processor, which
+ * (server/shared/) import nothing outside that folder. Imports are read with TypeScript's own pre-processor, which
  * sees every `import`, `export … from` and `import()` without compiling anything.
  */
 import assert from 'node:assert/strict';
@@ -101,14 +101,15 @@ test('no import circle, type-only and dynamic imports included', () => {
   );
 });
 
-test('the rules compiled into both packages import nothing', () => {
+test('the rules compiled into both packages import nothing but each other', () => {
   for (const [file, targets] of graph) {
     if (!named(file).startsWith(join('server', 'shared'))) continue;
     const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    // variable-rules.ts reads numbers by number.ts: both are in server/shared/, compiled together.
     assert.deepEqual(
-      importedFiles.map((i) => i.fileName),
+      importedFiles.map((i) => i.fileName).filter((name) => !/^\.\/[\w-]+\.js$/.test(name)),
       [],
-      `${named(file)} is compiled into the elements and the service: it may import nothing (it imports ${targets.map(named).join(', ')})`,
+      `${named(file)} is compiled into the elements and the service: it may import only server/shared/ files (it imports ${targets.map(named).join(', ')})`,
     );
   }
 });

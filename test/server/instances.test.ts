@@ -305,6 +305,25 @@ describe('one database, any instance answers', () => {
     assert.equal((await executions(a, child)).length, 1, 'the run B started is not in the logs A reads');
   });
 
+  test('a logs page A has kept shows the run B stored since (issue 29)', async () => {
+    const { a, b } = pair;
+    const user = await newUser(a);
+    const child = (await a.api('POST', `/workflow/${REFUSE}/install`, {}, user.token)).body.workflowId;
+    const hook = new URL((await a.api('GET', `/workflow/${child}`)).body.webhookUrl).pathname;
+    const post = (instance: Instance) =>
+      fetch(new URL(hook, instance.url), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{}',
+      });
+    assert.ok((await post(a)).status < 300);
+    // Read twice on A, so that A sends its page as kept.
+    assert.equal((await executions(a, child)).length, 1);
+    assert.equal((await executions(a, child)).length, 1);
+    assert.ok((await post(b)).status < 300);
+    assert.equal((await executions(a, child)).length, 2, 'A sent the page it kept before B stored a run');
+  });
+
   test('an OAuth flow started on one instance completes on the other, page by page', async () => {
     const { a, b } = pair;
     const { token } = await newUser(a);

@@ -155,7 +155,14 @@ describe('what the elements read never carries auth or api', () => {
       type: 'apiKey',
       requiredParameters: [
         { name: 'apiKey', displayName: 'API key', description: 'Your key.', secret: true },
-        { name: 'region', displayName: 'Region', description: 'eu or us.', pattern: '^(eu|us)$' },
+        {
+          name: 'region',
+          displayName: 'Region',
+          description: 'eu or us.',
+          pattern: '^(eu|us)$',
+          patternMessage: 'Choose eu or us.',
+        },
+        { name: 'team', displayName: 'Team', description: 'Lower case.', pattern: '^[a-z]+$' },
       ],
       auth: {
         kind: 'apiKey',
@@ -203,22 +210,32 @@ describe('what the elements read never carries auth or api', () => {
     const answer = await service.asUser(token, 'POST', '/credentials/keyco', {
       apiKey: 'good-key',
       region: 'evil.example',
+      team: 'Ops',
     });
     assertProblem(answer, 400);
-    assert.deepEqual(
-      answer.body.errors.map((e: { path: string }) => e.path),
-      ['body.region'],
-    );
+    // The end user reads these next to the fields: the catalog's words, or plain ones; never the expression.
+    assert.deepEqual(answer.body.errors, [
+      { path: 'body.region', message: 'Choose eu or us.' },
+      { path: 'body.team', message: 'This is not a valid Team: check it and try again.' },
+    ]);
     assert.deepEqual((await service.asUser(token, 'GET', '/credentials')).body.data, []);
   });
 
   test('a key the app refuses on its verify request is a 400 that says so; a good one is saved', async () => {
     const { token } = await service.newUser();
-    const refused = await service.asUser(token, 'POST', '/credentials/keyco', { apiKey: 'bad-key', region: 'eu' });
+    const refused = await service.asUser(token, 'POST', '/credentials/keyco', {
+      apiKey: 'bad-key',
+      region: 'eu',
+      team: 'ops',
+    });
     assertProblem(refused, 400);
     assert.match(refused.body.detail, /KeyCo refused these values \(401\)/);
     assert.deepEqual((await service.asUser(token, 'GET', '/credentials')).body.data, []);
-    const saved = await service.asUser(token, 'POST', '/credentials/keyco', { apiKey: 'good-key', region: 'eu' });
+    const saved = await service.asUser(token, 'POST', '/credentials/keyco', {
+      apiKey: 'good-key',
+      region: 'eu',
+      team: 'ops',
+    });
     assert.equal(saved.status, 200, saved.text);
   });
 });

@@ -114,16 +114,18 @@ describe('the modal and the service agree on generated texts', () => {
     assert.equal(field.numeric, true, 'the sample variable is numeric');
     const { token, childId } = await forge.userWithChild(parent);
     const path = `/workflow/${childId}/variables/${variablesBlock.id}`;
-    const stored = async (value: string | number) => {
+    const stored = async (value: string | number | boolean) => {
       const answer = await forge.asUser(token, 'PATCH', path, { [number.name]: value });
       assert.equal(answer.status, 200, answer.text);
       return answer.body.variables.find((v: { name: string }) => v.name === number.name).value;
     };
     await fc.assert(
       fc.asyncProperty(texts, async (text) => {
-        const sent = fieldValue(field, text);
-        if (sent === undefined) {
-          // The modal asks for a number; the service, sent the same text, keeps it as text.
+        const checked = fieldValue(field, text);
+        const sent = 'value' in checked ? checked.value : undefined;
+        if (sent === undefined || typeof sent === 'string') {
+          // The modal asks for a number (or sends nothing typed as it is); the service, sent the
+          // same text, keeps it as text (a catalog variable without `type`).
           assert.equal(await stored(text), text);
         } else {
           assert.equal(typeof sent, 'number');

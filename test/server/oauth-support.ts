@@ -14,6 +14,8 @@ export interface TestProvider {
   tokenRequests: { authorization_code: number; refresh_token: number };
   /** The next consent is refused (access_denied). */
   denyNext: boolean;
+  /** Fields added to every token answer, as providers add their own (Slack's `team`). */
+  tokenAnswerExtras: Record<string, unknown>;
   close(): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ export async function startProvider(): Promise<{
         issuer,
         tokenRequests: { authorization_code: 0, refresh_token: 0 },
         denyNext: false,
+        tokenAnswerExtras: {},
         close: () =>
           new Promise<void>((resolve) => {
             server.close(() => resolve());
@@ -68,13 +71,16 @@ export async function startProvider(): Promise<{
       // Counted after the provider has read the request: its parsed parameters name the grant.
       provider.use(
         async (
-          ctx: { path: string; method: string; oidc?: { params?: { grant_type?: string } } },
+          ctx: { path: string; method: string; body?: unknown; oidc?: { params?: { grant_type?: string } } },
           next: () => Promise<void>,
         ) => {
           await next();
           const grant = ctx.oidc?.params?.grant_type as keyof TestProvider['tokenRequests'] | undefined;
-          if (ctx.method === 'POST' && ctx.path === '/token' && grant && grant in state.tokenRequests)
+          if (ctx.method === 'POST' && ctx.path === '/token' && grant && grant in state.tokenRequests) {
             state.tokenRequests[grant]++;
+            const answer = ctx.body as Record<string, unknown> | undefined;
+            if (answer?.access_token) ctx.body = { ...answer, ...state.tokenAnswerExtras };
+          }
         },
       );
       const callback = provider.callback();

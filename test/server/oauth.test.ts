@@ -87,8 +87,12 @@ before(async () => {
         integration('wrongco', 'basic', 'WRONG'),
         integration('unset', 'basic', 'UNSET'),
         integration('downco', 'basic', 'BASIC', { tokenUrl: 'http://127.0.0.1:9/token' }),
+        // A revocation endpoint that cannot be reached (nothing listens on port 9).
+        integration('norevoke', 'basic', 'BASIC', { revocationUrl: 'http://127.0.0.1:9/revoke' }),
+        // The account label is read from the token answer, as Slack's `team.name`.
+        integration('teamco', 'basic', 'BASIC', { account: 'team.name' }),
       ],
-      workflows: [workflow('basicco'), workflow('downco')],
+      workflows: [workflow('basicco'), workflow('downco'), workflow('norevoke')],
     }),
   );
   forge = await TestService.start({ catalog, env, log: (line) => lines.push(line) });
@@ -213,10 +217,10 @@ describe('authorization code with PKCE against oidc-provider', () => {
   });
 });
 
-/** A user connected to basicco through the real flow, with the workflow that pings its API installed. */
+/** A user connected to basicco (or another integration of the provider) through the real flow. */
 async function connectedUser(integration = 'basicco') {
   const user = await forge.newUser();
-  if (integration === 'basicco') {
+  if (integration !== 'downco') {
     const { message } = await popup(user.token, integration);
     assert.equal((await confirm(user.token, integration, message.grant!)).status, 200);
   }
@@ -319,5 +323,91 @@ describe('tokens stay fresh, exactly once', () => {
     assert.match(outcome.error?.error ?? '', /could not renew its access token/);
     assert.deepEqual(await stored(user.userId, 'downco'), credential);
     assert.equal((await forge.store.credentials.getConnection(user.userId, 'downco'))?.status, 'connected');
+  });
+});
+
+describe('connections the user can read and disconnect', () => {
+  /** Asks the provider for a new token with a refresh token: what an app does with a grant still alive. */
+  const refreshAtProvider = (refreshToken: string) =>
+    fetch(`${provider.issuer}/token`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Basic ${Buffer.from(`basic-client:${env.FORGE_BASIC_SECRET}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+    });
+
+  test('the account label comes from the token answer, and GET /credentials and GET /setup show it', async () => {
+    provider.tokenAnswerExtras = { team: { name: 'Acme Team', id: 'T123' } };
+    try {
+      const user = await connectedUser('teamco');
+      const [listed] = (await forge.asUser(user.token, 'GET', '/credentials')).body.data;
+      assert.deepEqual(
+        { ...listed, connectedAt: undefined },
+        {
+          integration: 'teamco',
+          connectedAt: undefined,
+          status: 'connected',
+          account: 'Acme Team',
+        },
+      );
+      const setup = await forge.asUser(user.token, 'GET', '/setup?integration=teamco');
+      assert.deepEqual(setup.body.credentials, [listed]);
+    } finally {
+      provider.tokenAnswerExtras = {};
+    }
+  });
+
+  test('DELETE /credentials/:integration revokes the grant at the provider and switches off what needs it', async () => {
+    const user = await connectedUser();
+    const child = await install(user);
+    const credential = (await stored(user.userId, 'basicco')) as Extract<StoredCredential, { kind: 'oauth2' }>;
+    const disconnected = await forge.asUser(user.token, 'DELETE', '/credentials/basicco');
+    assert.equal(disconnected.status, 200, disconnected.text);
+    assert.deepEqual(disconnected.body, { integration: 'basicco', switchedOff: [child], revocation: 'revoked' });
+    assert.equal((await forge.store.children.get(child))?.active, false);
+    assert.deepEqual((await forge.asUser(user.token, 'GET', '/credentials')).body.data, []);
+    // The grant is gone at the provider: its refresh token no longer works.
+    const refresh = await refreshAtProvider(credential.refreshToken!);
+    assert.equal(refresh.status, 400);
+    assert.equal((await refresh.json()).error, 'invalid_grant');
+    assertProblem(await forge.asUser(user.token, 'DELETE', '/credentials/basicco'), 404);
+  });
+
+  test('the host disconnects with the API key: the same revocation', async () => {
+    const user = await connectedUser();
+    const credential = (await stored(user.userId, 'basicco')) as Extract<StoredCredential, { kind: 'oauth2' }>;
+    const disconnected = await forge.asHost('DELETE', `/user/${user.userId}/credentials/basicco`);
+    assert.equal(disconnected.status, 200, disconnected.text);
+    assert.equal(disconnected.body.revocation, 'revoked');
+    assert.equal((await refreshAtProvider(credential.refreshToken!)).status, 400);
+  });
+
+  test('another user’s token never disconnects this user, nor reaches the provider', async () => {
+    const owner = await connectedUser();
+    const other = await forge.newUser();
+    const credential = (await stored(owner.userId, 'basicco')) as Extract<StoredCredential, { kind: 'oauth2' }>;
+    assertProblem(await forge.asUser(other.token, 'DELETE', '/credentials/basicco'), 404);
+    const byHostRoute = await forge.asUser(other.token, 'DELETE', `/user/${owner.userId}/credentials/basicco`);
+    assert.ok([401, 403].includes(byHostRoute.status), byHostRoute.text);
+    assert.equal((await forge.store.credentials.getConnection(owner.userId, 'basicco'))?.status, 'connected');
+    // The owner's grant still works at the provider.
+    assert.equal((await refreshAtProvider(credential.refreshToken!)).status, 200);
+  });
+
+  test('a revocation endpoint that fails: the connection is deleted all the same, the answer and the log say so', async () => {
+    const user = await connectedUser('norevoke');
+    const child = await install(user, 'norevoke');
+    lines.length = 0;
+    const disconnected = await forge.asUser(user.token, 'DELETE', '/credentials/norevoke');
+    assert.equal(disconnected.status, 200, disconnected.text);
+    assert.deepEqual(disconnected.body, { integration: 'norevoke', switchedOff: [child], revocation: 'failed' });
+    // Not half-deleted: no credential left, the workflow off, nothing left to run with the token.
+    assert.equal(await stored(user.userId, 'norevoke'), undefined);
+    assert.equal((await forge.store.children.get(child))?.active, false);
+    assert.deepEqual((await forge.asUser(user.token, 'GET', '/credentials')).body.data, []);
+    assert.match(lines.find((line) => line.startsWith('oauth norevoke')) ?? '', /revocation for user .* failed/);
+    assert.ok(!lines.some((line) => line.includes(env.FORGE_BASIC_SECRET)));
   });
 });

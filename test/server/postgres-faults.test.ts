@@ -8,21 +8,27 @@ import { assertProblem, sample, TestService } from './support.js';
 // shared one would fail every other test). Runs in the PostgreSQL pass of the suite.
 const skip = BACKEND === 'postgres' ? false : 'runs in the PostgreSQL pass';
 
-describe('PostgreSQL stopped and started again', { skip }, () => {
-  let cluster: Cluster;
-  let forge: TestService;
+/** A cluster of the describe's own and a service on it, for the tests of one describe. */
+function serviceOnOwnCluster(options: { scheduler?: boolean } = {}) {
+  const own = {} as { cluster: Cluster; forge: TestService };
   before(async () => {
-    cluster = await startCluster();
-    forge = await TestService.start({ db: cluster.url });
+    own.cluster = await startCluster();
+    own.forge = await TestService.start({ db: own.cluster.url, ...options });
   });
   after(async () => {
-    await forge?.close();
-    cluster?.remove();
+    await own.forge?.close();
+    own.cluster?.remove();
   });
+  return own;
+}
+
+describe('PostgreSQL stopped and started again', { skip }, () => {
+  const own = serviceOnOwnCluster();
 
   test('answers 503 problem documents while it is down, then recovers by itself with nothing lost', {
     timeout: 120_000,
   }, async () => {
+    const { cluster, forge } = own;
     const saved = await forge.asHost('POST', '/user', { name: 'Before Stop', email: 'before-stop@example.com' });
     assert.equal(saved.status, 200, saved.text);
     const { userId, token, childId } = await forge.userWithChild();
@@ -60,5 +66,56 @@ describe('PostgreSQL stopped and started again', { skip }, () => {
     assert.match(child.text, /77/);
     const after = await forge.asHost('POST', '/user', { name: 'After Start', email: 'after-start@example.com' });
     assert.equal(after.status, 200, after.text);
+  });
+});
+
+describe('PostgreSQL restarted six times under load', { skip }, () => {
+  // The minute scheduler and the delivery loop run too: their queries meet the outages as well.
+  const own = serviceOnOwnCluster({ scheduler: true });
+
+  test('the service stays up, answers only 2xx, 409 or 503 database-unavailable, and is ready as soon as it is back', {
+    timeout: 240_000,
+  }, async () => {
+    const { cluster, forge } = own;
+    const { token, userId } = await forge.newUser();
+    for (const integration of sample.parent.integrations) await forge.connect(userId, integration);
+    const statuses = new Map<number, number>();
+    const others: string[] = [];
+    let running = true;
+    // Reads, writes and transactions (install and uninstall) at once, so the server's shutdown
+    // meets connections that are idle in the pool, checked out between queries, and mid-query.
+    const worker = async (n: number) => {
+      for (let i = 0; running; i++) {
+        const answer = await [
+          () => forge.asHost('POST', '/user', { name: 'Load', email: `load-${n}-${i}@example.com` }),
+          () => forge.asHost('GET', '/user'),
+          async () => {
+            const installed = await forge.asUser(token, 'POST', `/workflow/${sample.parent.workflowId}/install`, {});
+            if (installed.status !== 201) return installed;
+            return forge.asUser(token, 'DELETE', `/workflow/${installed.body.workflowId}`);
+          },
+          () => forge.asUser(token, 'GET', '/workflow-health'),
+        ][i % 4]!().catch((error: Error) => ({ status: 0, text: error.message, body: undefined }));
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        if (![200, 201, 409, 503].includes(answer.status)) others.push(`${answer.status} ${answer.text.slice(0, 200)}`);
+        if (answer.status === 503) assert.equal(answer.body?.type?.endsWith('database-unavailable'), true, answer.text);
+      }
+    };
+    const load = Promise.all([1, 2, 3, 4, 5, 6].map(worker));
+    for (let round = 0; round < 6; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      cluster.stop();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assertProblem(await forge.request('GET', `${forge.url}/readyz`), 503, { detail: /database/ });
+      cluster.start();
+      // `pg_ctl -w start` returns once the server accepts connections: the next check is ready.
+      assert.equal((await forge.request('GET', `${forge.url}/readyz`)).status, 200, `ready after restart ${round + 1}`);
+    }
+    running = false;
+    await load;
+    assert.deepEqual(others, [], `answers other than 2xx, 409 or 503: ${JSON.stringify([...statuses])}`);
+    assert.ok((statuses.get(503) ?? 0) > 0, 'some requests met the database down');
+    assert.ok((statuses.get(200) ?? 0) > 0);
+    assert.equal((await fetch(`${forge.url}/healthz`)).status, 200);
   });
 });

@@ -8,6 +8,7 @@
  * Runs are bounded (RUNS per property and route) so the suite stays quick.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { LOCAL_PROVIDER_PREFIX } from '../../server/views.js';
@@ -44,6 +45,8 @@ let user: { userId: string; token: string; email: string; childId: string };
 const webhookParent = demoCatalog.workflows.find((w) => w.blocks.some((b) => b.type === 'webhook'))!;
 const oauthIntegration = demoCatalog.integrations.find((i) => i.type === 'oauth2')!;
 const parametersIntegration = demoCatalog.integrations.find((i) => i.requiredParameters?.length)!;
+/** One the shared user never connects (it connects what webhookParent uses). */
+const unconnectedIntegration = demoCatalog.integrations.find((i) => !webhookParent.integrations.includes(i.name))!;
 const variables = sample.variablesBlock.parameters.variables!;
 let emails = 0;
 
@@ -116,6 +119,32 @@ async function flowUpTo(step: 'authorize' | 'consent' | 'callback') {
   return new URL(decided.headers.get('location')!);
 }
 const queryOf = (url: URL) => Object.fromEntries(url.searchParams);
+
+const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
+/** The service's client at the local provider, as client_secret_basic. */
+const localClientAuth = () => {
+  const { FORGE_LOCAL_OAUTH_CLIENT_ID: id = '', FORGE_LOCAL_OAUTH_CLIENT_SECRET: secret = '' } = forge.service.env;
+  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+};
+/** A code of the local provider for a PKCE verifier of this test's own, exchanged: its token answer. */
+async function localTokens(): Promise<{ access_token: string; refresh_token: string }> {
+  const verifier = 'v'.repeat(43);
+  const consent = await flowUpTo('consent');
+  consent.searchParams.set('code_challenge', createHash('sha256').update(verifier).digest('base64url'));
+  const decided = await forge.request('POST', consent.toString(), { body: 'decision=allow', headers: FORM });
+  const code = new URL(decided.headers.get('location')!).searchParams.get('code')!;
+  const body = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: consent.searchParams.get('redirect_uri')!,
+  });
+  const answer = await forge.request('POST', `${forge.url}${LOCAL_PROVIDER_PREFIX}/${oauthIntegration.name}/token`, {
+    body: body.toString(),
+    headers: { ...FORM, Authorization: localClientAuth() },
+  });
+  return answer.body;
+}
 
 // One spec per operation ------------------------------------------------------------------
 
@@ -256,6 +285,33 @@ const SPECS: Record<string, Spec> = {
     invalid: unknownId.map((userId) => ({ params: { userId } })),
   },
   'GET /credentials': { valid: fc.constant(now({ params: {} })), invalid: fc.constant({ params: {}, credential: '' }) },
+  'DELETE /credentials/:integration': {
+    valid: fc.constant(async () => {
+      const fresh = await freshUser();
+      await forge.connect(fresh.userId, parametersIntegration.name);
+      return { params: { integration: parametersIntegration.name }, credential: fresh.token };
+    }),
+    invalid: fc.oneof(
+      text(30).map((integration) => ({ params: { integration: `no-${integration}` } })),
+      // Known, but the shared user has no connection to it.
+      fc.constant({ params: { integration: unconnectedIntegration.name } }),
+    ),
+  },
+  'GET /user/:userId/credentials': {
+    valid: fc.constant(now({ params: { userId: '' } })),
+    invalid: unknownId.map((userId) => ({ params: { userId } })),
+  },
+  'DELETE /user/:userId/credentials/:integration': {
+    valid: fc.constant(async () => {
+      const fresh = await freshUser();
+      await forge.connect(fresh.userId, parametersIntegration.name);
+      return { params: { userId: fresh.userId, integration: parametersIntegration.name } };
+    }),
+    invalid: fc.oneof(
+      unknownId.map((userId) => ({ params: { userId, integration: parametersIntegration.name } })),
+      text(30).map((integration) => ({ params: { userId: '', integration: `no-${integration}` } })),
+    ),
+  },
   'GET /workflow-health': {
     valid: fc.constant(now({ params: {} })),
     invalid: fc.constant({ params: {}, credential: '' }),
@@ -364,6 +420,50 @@ const SPECS: Record<string, Spec> = {
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     })),
   },
+  [`POST ${LOCAL_PROVIDER_PREFIX}/:integration/token`]: {
+    valid: fc.constant(async () => {
+      const { refresh_token } = await localTokens();
+      return {
+        params: { integration: oauthIntegration.name },
+        raw: new URLSearchParams({ grant_type: 'refresh_token', refresh_token }).toString(),
+        headers: { ...FORM, Authorization: localClientAuth() },
+      };
+    }),
+    invalid: fc.record({ grant_type: fc.string(), code: fc.string() }).map((fields) => ({
+      params: { integration: oauthIntegration.name },
+      raw: new URLSearchParams(fields).toString(),
+      headers: FORM,
+    })),
+  },
+  [`POST ${LOCAL_PROVIDER_PREFIX}/:integration/revoke`]: {
+    valid: fc.string().map((token) => async () => ({
+      params: { integration: oauthIntegration.name },
+      raw: new URLSearchParams({ token }).toString(),
+      headers: { ...FORM, Authorization: localClientAuth() },
+    })),
+    invalid: fc.string().map((token) => ({
+      params: { integration: oauthIntegration.name },
+      raw: new URLSearchParams({ token }).toString(),
+      headers: FORM,
+    })),
+  },
+  [`POST ${LOCAL_PROVIDER_PREFIX}/:integration/introspect`]: {
+    valid: fc.string().map((token) => async () => ({
+      params: { integration: oauthIntegration.name },
+      raw: new URLSearchParams({ token }).toString(),
+      headers: FORM,
+    })),
+  },
+  [`POST ${LOCAL_PROVIDER_PREFIX}/:integration/remove-access`]: {
+    valid: fc.constant(async () => ({
+      params: { integration: oauthIntegration.name },
+      headers: { Authorization: `Bearer ${(await localTokens()).access_token}` },
+    })),
+    invalid: fc.string().map((token) => ({
+      params: { integration: oauthIntegration.name },
+      headers: { Authorization: `Bearer ${token}x` },
+    })),
+  },
   'POST /hooks/:token': {
     valid: fc.dictionary(text(20), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 }).map((body) => async () => {
       // A child of its own: the shared one may have been switched off by another property.
@@ -417,6 +517,11 @@ function assertNoServerError(route: Route, answer: Answer, request: unknown): vo
   if (answer.status >= 400) {
     const type = answer.headers.get('content-type') ?? '';
     if (isPage(route) && /^text\/html/.test(type)) return;
+    // The local provider's protocol endpoints answer in OAuth's own error format (RFC 6749 §5.2).
+    if (route.path.startsWith(LOCAL_PROVIDER_PREFIX) && /^application\/json/.test(type)) {
+      assert.equal(typeof answer.body.error, 'string', `${name(route)} ${answer.status}: ${answer.text}`);
+      return;
+    }
     assert.match(type, /^application\/problem\+json/, `${name(route)} ${answer.status}: ${answer.text}`);
     assert.equal(answer.body.status, answer.status);
     assert.equal(typeof answer.body.detail, 'string');

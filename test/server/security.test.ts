@@ -110,6 +110,7 @@ describe('the route table', () => {
   test('the embed surface is exactly the operations DESIGN.md lists for a user token', () => {
     const embed = routes.filter((r) => r.access === 'user' || r.access === 'any').map(name);
     assert.deepEqual(embed.sort(), [
+      'DELETE /credentials/:integration',
       'DELETE /workflow/:workflowId',
       'GET /credentials',
       'GET /setup',
@@ -143,6 +144,10 @@ describe('the route table', () => {
       'GET /openapi.json', // the service's own description, the same for every caller
       'POST /hooks/:token', // webhook senders; the unguessable token is the credential
       'POST /local-oauth/:integration/authorize',
+      'POST /local-oauth/:integration/introspect', // the local provider's: the token asked about is what it needs
+      'POST /local-oauth/:integration/remove-access', // the access token presented is the credential
+      'POST /local-oauth/:integration/revoke', // OAuth client authentication, checked by the provider
+      'POST /local-oauth/:integration/token', // OAuth client authentication, checked by the provider
     ]);
   });
 });

@@ -92,7 +92,7 @@ describe('GET /setup?workflowId=', () => {
       answer.body.credentials.map((c: { integration: string }) => c.integration).sort(),
       [...parent.integrations].sort(),
     );
-    for (const credential of answer.body.credentials) assertKeys(credential, ['integration', 'connectedAt']);
+    for (const credential of answer.body.credentials) assertKeys(credential, ['integration', 'connectedAt', 'status']);
   });
 
   test('an unknown id, or a child id, is a 404 that says where parent ids come from', async () => {

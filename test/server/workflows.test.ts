@@ -513,6 +513,57 @@ describe('GET /workflow/:workflowId/logs', () => {
   });
 });
 
+describe('GET /workflow/:workflowId/logs, pages kept between runs (issue 29)', () => {
+  const page = async (token: string, childId: string, query = '?limit=30') => {
+    const answer = await forge.asUser(token, 'GET', `/workflow/${childId}/logs${query}`);
+    assert.equal(answer.status, 200, answer.text);
+    return answer;
+  };
+  const executionIds = (answer: { body: { data: Array<{ executionId: string }> } }) =>
+    answer.body.data.map((e) => e.executionId);
+
+  test('a page read again after a run is stored shows the run, at its place, in both orders', async () => {
+    const { childId, token } = await forge.userWithChild();
+    const older = await forge.seedExecution(childId, new Date('2024-05-01T10:00:00.000Z'));
+    const newer = await forge.seedExecution(childId, new Date('2024-05-01T10:05:00.000Z'));
+    // Each read twice: the second is the page as kept.
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(executionIds(await page(token, childId)), [newer.executionId, older.executionId]);
+      assert.deepEqual(executionIds(await page(token, childId, '?order=asc&limit=1&page=2')), [newer.executionId]);
+    }
+    // A run that started between the two, stored after both pages were kept.
+    const between = await forge.seedExecution(childId, new Date('2024-05-01T10:02:00.000Z'));
+    assert.deepEqual(executionIds(await page(token, childId)), [
+      newer.executionId,
+      between.executionId,
+      older.executionId,
+    ]);
+    assert.deepEqual(executionIds(await page(token, childId, '?order=asc&limit=1&page=2')), [between.executionId]);
+  });
+
+  test('a kept page is the same bytes as the page read afresh', async () => {
+    const { childId, token } = await forge.userWithChild();
+    for (let i = 0; i < 3; i++) await forge.seedExecution(childId, new Date(Date.UTC(2024, 4, 2, 9, i)));
+    const fresh = await page(token, childId);
+    const kept = await page(token, childId);
+    assert.equal(kept.text, fresh.text);
+    assert.equal(kept.headers.get('content-type'), fresh.headers.get('content-type'));
+    assert.equal(kept.headers.get('content-length'), fresh.headers.get('content-length'));
+  });
+
+  test("another user's token never gets a page kept for its owner; an uninstalled child's kept page is a 404", async () => {
+    const { childId, token } = await forge.userWithChild();
+    await forge.seedExecution(childId, new Date('2024-05-03T08:00:00.000Z'));
+    await page(token, childId);
+    await page(token, childId);
+    const other = await forge.userWithChild();
+    assertProblem(await forge.asUser(other.token, 'GET', `/workflow/${childId}/logs?limit=30`), 404);
+    assert.equal((await forge.asUser(token, 'DELETE', `/workflow/${childId}`)).status, 200);
+    assertProblem(await forge.asUser(token, 'GET', `/workflow/${childId}/logs?limit=30`), 404);
+    assertProblem(await forge.asHost('GET', `/workflow/${childId}/logs?limit=30`), 404);
+  });
+});
+
 describe('GET /workflow/:workflowId/logs, deep pages', () => {
   test('every page, both orders, is exactly its slice of all runs, however the runs fall in hours', async () => {
     const { childId, token } = await forge.userWithChild();

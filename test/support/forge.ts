@@ -16,7 +16,22 @@ export const HUBSPOT_TO_SLACK = { id: '64b1d6aac655b8a937b7db20', name: 'Announc
  * proxy; `refusingBase`: a service that allows no page's origin; `deadBase`: where nothing listens.
  */
 export const serviceInfo = () =>
-  forge<{ apiBase: string; faultyBase: string; refusingBase: string; deadBase: string }>('info');
+  forge<{ apiBase: string; faultyBase: string; refusingBase: string; typedBase: string; deadBase: string }>('info');
+
+/**
+ * The service whose catalog adds a workflow with a setting of every type
+ * (test/fixtures/typed-workflow.json): a user there, with Slack connected, and that user's tokens.
+ */
+export const TYPED_WORKFLOW = 'typed-settings';
+export async function typedUser({ revoked = false } = {}) {
+  const userId = await forge<string>('createUser', { on: 'typed' });
+  await forge<boolean>('connect', { userId, integrations: ['slack'], revoked, on: 'typed' });
+  return { userId, token: () => forge<string>('token', { userId, on: 'typed' }) };
+}
+
+/** Calls the typed service with the API key, from the host side. */
+export const typedHostApi = <T = unknown>(method: string, path: string, body?: unknown) =>
+  forge<{ status: number; body: T }>('api', { method, path, body, on: 'typed' });
 
 /** Creates a fresh end user and answers its id. */
 export const createUser = (name?: string) => forge<string>('createUser', { name });

@@ -12,7 +12,11 @@ const ROLES: Record<string, string> = {
   heading: 'h1, h2, h3, h4, h5, h6, [role="heading"]',
   form: 'form[aria-label], form[aria-labelledby], [role="form"]',
   switch: '[role="switch"]',
-  textbox: 'input:not([type="checkbox"], [type="radio"], [role])',
+  textbox: 'input:not([type="checkbox"], [type="radio"], [type="number"], [role], [list]), textarea, [role="textbox"]',
+  spinbutton: 'input[type="number"], [role="spinbutton"]',
+  combobox: 'select:not([multiple], [size]), [role="combobox"]',
+  listbox: '[role="listbox"]',
+  option: 'option, [role="option"]',
   status: '[role="status"]',
   alert: '[role="alert"]',
   img: 'img[alt]:not([alt=""]), [role="img"]',
@@ -26,6 +30,13 @@ const rootOf = (host: HTMLElement): ShadowRoot => host.shadowRoot!;
 const rendered = (element: Element) => ((element as HTMLElement).innerText ?? element.textContent ?? '').trim();
 
 /** An element's accessible name, as far as these elements give one: aria-label(ledby), a label, or its text. */
+/** A label's text without what it hides from assistive technology (a visual "required" mark). */
+function shownToAssistiveTechnology(label: Element): string {
+  const copy = label.cloneNode(true) as Element;
+  for (const hidden of copy.querySelectorAll('[aria-hidden="true"]')) hidden.remove();
+  return copy.textContent!.replace(/\s+/g, ' ').trim();
+}
+
 export function accessibleName(element: Element): string {
   const root = element.getRootNode() as ShadowRoot | Document;
   const label = element.getAttribute('aria-label');
@@ -39,9 +50,9 @@ export function accessibleName(element: Element): string {
   }
   const id = element.id;
   const forLabel = id ? root.querySelector(`label[for="${id}"]`) : null;
-  if (forLabel) return forLabel.textContent!.trim();
+  if (forLabel) return shownToAssistiveTechnology(forLabel);
   const wrapping = element.closest('label');
-  if (wrapping && wrapping !== element) return wrapping.textContent!.trim();
+  if (wrapping && wrapping !== element) return shownToAssistiveTechnology(wrapping);
   return element.textContent!.replace(/\s+/g, ' ').trim();
 }
 
@@ -68,7 +79,11 @@ export const byPart = <E extends Element = HTMLElement>(scope: Scope, part: stri
 
 /** The input labelled `label` in `scope`. */
 export function byLabel(scope: Scope, label: string): HTMLInputElement | null {
-  return [...scope.querySelectorAll('input')].find((input) => accessibleName(input) === label) ?? null;
+  return (
+    [...scope.querySelectorAll<HTMLInputElement>('input, select, textarea')].find(
+      (input) => accessibleName(input) === label,
+    ) ?? null
+  );
 }
 
 /** The harness of one element: the finders above over its shadow root, and waits for them. */
