@@ -176,6 +176,7 @@ const forgeCommands = {
       case 'connect':
         // Stands in for a finished OAuth popup or parameter form: the user's credential is stored.
         // `revoked`: one the apps refuse (the sandbox answers 401 to a token that starts so).
+        // `account`: the label the app gave; `broken`: one the service found the app refuses.
         for (const integration of args.integrations) {
           const accessToken = `${args.revoked ? 'revoked' : 'test'}-${integration}`;
           const target = serviceFor(args);
@@ -183,7 +184,9 @@ const forgeCommands = {
             args.userId,
             integration,
             target.secrets.seal({ kind: 'oauth2', accessToken }),
+            args.account ?? null,
           );
+          if (args.broken) await target.store.credentials.markBroken(args.userId, integration);
         }
         return true;
       default:

@@ -17,6 +17,7 @@ import {
 } from './browser.js';
 import { benchInstancesOnPostgres, instancesRow } from './instances.js';
 import { backendRows, benchBackends, EXECUTIONS } from './logs.js';
+import { benchObservability, OBSERVABILITY_ROUNDS, observabilityRows } from './observability.js';
 import { type PeerSize, peerSizes } from './peers.js';
 import { newApiKey } from './service.js';
 import { buildFloor, cdnBundlePath, cdnSizes, sizesOf } from './size.js';
@@ -144,6 +145,10 @@ try {
   );
   const throughput = await benchThroughput(workDir, apiKey);
   step(
+    `Metrics and logging: GET /workflow with them and without (FORGE_METRICS=off FORGE_LOG=off), ${OBSERVABILITY_ROUNDS} turns each`,
+  );
+  const observability = await benchObservability(workDir, apiKey);
+  step(
     `Browser: ${COLD_OPEN_RUNS} first opens, ${OPEN_RUNS} opens, ${HEAP_CYCLES} open/close cycles, ${LIST_RUNS} lists of ${LIST_ROWS} and of ${BIG_LIST_ROWS.toLocaleString('en')}, ${TOGGLE_RUNS} toggles, ${SCROLL_RUNS} scrolls`,
   );
   const web = await benchBrowser(workDir, apiKey, cdnFile);
@@ -183,6 +188,8 @@ try {
     ),
     installRps: throughput.install.rps,
     installP99Ms: throughput.install.p99Ms,
+    observabilityCost: round2(observability.cost),
+    observabilityCpuCost: observability.cpuCost === undefined ? undefined : round2(observability.cpuCost),
   };
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
 
@@ -271,6 +278,7 @@ try {
     ...backendRows(backends),
     instancesRow(instances),
     ...throughputRows(throughput),
+    ...observabilityRows(observability),
   ];
   console.log(`\n${table(rows)}\n`);
   warnIfBusy();

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const SERVICE_MAIN = fileURLToPath(new URL('../server/dist/main.js', import.meta.url));
@@ -39,6 +39,11 @@ export async function spawnService(options: {
   env?: Record<string, string>;
   /** Node's own options, before the service's file, such as `--cpu-prof`. */
   nodeOptions?: string[];
+  /**
+   * Where the service's stdout (its log) goes: this file, as a deployment that logs to a file
+   * does, rather than a pipe the bench drains between its own requests. Default the pipe.
+   */
+  logFile?: string;
 }): Promise<ServiceProcess> {
   const args = [...(options.nodeOptions ?? []), options.main ?? SERVICE_MAIN, '--port', '0', '--db', options.db];
   if (options.catalog) args.push('--catalog', options.catalog);
@@ -52,9 +57,12 @@ export async function spawnService(options: {
       FORGE_RATE_LIMITS: 'token=off',
       ...options.env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', options.logFile ? openSync(options.logFile, 'w') : 'pipe', 'pipe'],
   });
-  const url = await listeningUrl(child, 'The service', /listening on (http:\/\/\S+?)\/forge\//);
+  const listening = /listening on (http:\/\/\S+?)\/forge\//;
+  const url = options.logFile
+    ? await listeningUrlInFile(child, options.logFile, listening)
+    : await listeningUrl(child, 'The service', listening);
   const loopbackUrl = url.replace('//localhost:', '//127.0.0.1:');
   return {
     url,
@@ -127,6 +135,20 @@ function listeningUrl(child: ChildProcess, name: string, listening: RegExp): Pro
       reject(new Error(`${name} exited (code ${code}) before it listened. Its output:\n${output}`));
     });
   });
+}
+
+/** The same for a service whose stdout is a file: the file is read until it says where the service listens. */
+async function listeningUrlInFile(child: ChildProcess, file: string, listening: RegExp): Promise<string> {
+  const started = Date.now();
+  while (Date.now() - started < 60_000) {
+    if (child.exitCode !== null)
+      throw new Error(`The service exited (code ${child.exitCode}): ${readFileSync(file, 'utf8')}`);
+    const match = listening.exec(readFileSync(file, 'utf8'));
+    if (match) return match[1]!;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  child.kill();
+  throw new Error(`The service did not start within 60 s. Its log:\n${readFileSync(file, 'utf8')}`);
 }
 
 function stopProcess(child: ChildProcess): Promise<void> {

@@ -153,7 +153,7 @@ export async function benchThroughput(
 }
 
 /** A read for `seconds`, after WARM_UP_SECONDS of the same unmeasured. */
-async function timedRead(
+export async function timedRead(
   service: Pick<ServiceProcess, 'cpuMs'>,
   request: { url: string; headers?: Record<string, string> },
   seconds: number,

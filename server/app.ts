@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
@@ -45,6 +47,7 @@ import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { SecretBox } from './secrets.js';
 import type { PoolOptions } from './store/postgres.js';
 import { isPostgresUrl, Store } from './store/store.js';
+import type { Tracing } from './trace.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from './views.js';
 
 /** The service interface's route modules, in the order of the route table and the OpenAPI document. */
@@ -124,6 +127,17 @@ export interface ServiceOptions {
    * and rate-limit windows. Default: the system clock; tests pass one they control.
    */
   clock?: Clock;
+  /** Prometheus metrics (server/metrics.ts) and GET /metrics. Default true; FORGE_METRICS=off turns them off. */
+  metrics?: boolean;
+  /**
+   * Also serve GET /metrics, without the API key, on this port (`--metrics-port`): for a scraper
+   * that holds no key. Default: no such listener. It listens on `metricsHost`.
+   */
+  metricsPort?: number;
+  /** The interface of the metrics listener. Default 127.0.0.1: not public unless asked. */
+  metricsHost?: string;
+  /** Spans (server/tracing.ts, which main.ts loads when OTEL_EXPORTER_OTLP_ENDPOINT is set). Default none. */
+  tracing?: Tracing;
   /**
    * The local OAuth provider (server/local-provider/): how long its access tokens live, in
    * seconds (FORGE_LOCAL_OAUTH_TOKEN_TTL; default 3600; a few seconds shows refresh at work),
@@ -145,11 +159,15 @@ export interface Service extends ServiceDeps {
   apiKeyGenerated: boolean;
   /** Every route, as Fastify registered it; tests walk it so that no endpoint is left out. */
   routes: RouteEntry[];
+  /** The service's metrics; undefined when they are off. */
+  metrics: Metrics | undefined;
 }
 
 export interface RunningService extends Service {
   /** `http://localhost:<port>`. */
   url: string;
+  /** `http://<metrics host>:<port>/metrics` when `metricsPort` was given. */
+  metricsUrl: string | undefined;
   /**
    * Stops accepting connections, lets requests and workflow runs in flight finish, then closes
    * the database. What SIGTERM does.
@@ -164,11 +182,14 @@ export interface RunningService extends Service {
 export async function buildService(options: ServiceOptions = {}): Promise<Service> {
   const dbPath = options.db ?? 'forge.db';
   const logger = serviceLogger(options.logStream, options.logLevel);
+  // Fastify's, whose children log each request: the same stream and level, but the cheaper redaction.
+  const requestsLogger = serviceLogger(options.logStream, options.logLevel, { nested: false });
   const catalog = new Catalog(options.catalog ?? DEMO_CATALOG);
   const secrets = SecretBox.open(dbPath);
   const client = localClient((label) => secrets.derive(label));
   const store = await Store.open(dbPath, options.pool);
-  const metrics = new Metrics(store);
+  const metrics = options.metrics === false ? undefined : new Metrics(store, options.clock);
+  const tracing = options.tracing;
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
   // Names this process in the claims and leases it takes, so a row says which instance holds it.
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -189,6 +210,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     env: withLocalClient(options.env ?? process.env, client),
     // The OAuth client's notes (a provider's refusal, a refresh that failed) go to the service log.
     log: options.log ?? ((line) => logger.warn({ component: 'oauth' }, line)),
+    tracing,
   };
   for (const [name, app] of catalog.apps) {
     if (app.auth?.kind !== 'oauth2') continue;
@@ -207,6 +229,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     clock: options.clock,
     logger: logger.child({ component: 'delivery' }),
     metrics,
+    tracing,
   });
   const engine = new Engine({
     store,
@@ -217,6 +240,8 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       secrets,
       env: base.env,
       log: base.log,
+      metrics,
+      tracing,
       serviceUrl: () => serviceOrigin(),
     }),
     secrets,
@@ -227,7 +252,9 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     clock: options.clock,
     logger: logger.child({ component: 'engine' }),
     metrics,
+    tracing,
   });
+  if (metrics) metrics.engine = engine;
   const deps: ServiceDeps = { ...base, engine, delivery };
   // The service's own origin, once it listens: the local provider's paths in `auth` are on it.
   const serviceOrigin = () => serviceOriginOf(deps, app);
@@ -240,7 +267,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   });
 
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
+    loggerInstance: requestsLogger as FastifyBaseLogger,
     // One line per request, written when it is answered (see the request log plugin), not two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
@@ -265,15 +292,19 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   // The order is the stack's: each plugin's hooks run in the order registered, and a route gets
   // only what is registered before it. Those that need an earlier one name it (fastify-plugin's
   // `dependencies`), so a wrong order fails at start.
+  // First, so that every other hook and the handler run inside the request's span.
+  tracing?.traceRequests(app);
   await app.register(shutdown, { store, engine, delivery });
   // Request duration by route and status, for every request (404s and probes too: "unmatched").
-  app.addHook('onResponse', (request, reply, done) => {
-    metrics.requestDuration.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode },
-      reply.elapsedTime / 1000,
-    );
-    done();
-  });
+  if (metrics) {
+    app.addHook('onResponse', (request, reply, done) => {
+      metrics.requestDuration.observe(
+        { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode },
+        reply.elapsedTime / 1000,
+      );
+      done();
+    });
+  }
   await app.register(underPressure, {
     maxEventLoopDelay: options.pressure?.maxEventLoopDelayMs ?? 0,
     maxHeapUsedBytes: options.pressure?.maxHeapUsedBytes ?? 0,
@@ -287,15 +318,22 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   await app.register(cors, { allowedOrigins: deps.allowedOrigins });
   await app.register(requestGuards);
   await app.register(auth, { authKeys, store });
-  await app.register(problems, { logged: !!options.logStream });
+  await app.register(problems, {
+    unlogged: options.logStream ? undefined : serviceLogger(process.stderr as LogStream, 'error'),
+  });
   if (options.logStream && options.requestLog !== false) await app.register(requestLog, { stream: options.logStream });
 
   for (const routes of API_ROUTES) await app.register(routes, { ...deps, prefix: API_PREFIX });
   await app.register(probes, deps);
-  // Prometheus text. Not public: the API key, like the rest of the host's operations.
-  app.get('/metrics', { config: { access: 'apiKey', probe: true }, schema: { hide: true } }, async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  // Prometheus text. Not public: the API key, like the rest of the host's operations (or the
+  // separate listener startService opens on --metrics-port).
+  if (metrics) {
+    app.get(
+      '/metrics',
+      { config: { access: 'apiKey', probe: true }, schema: { hide: true } },
+      async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+    );
+  }
   await app.register(localProviderRoutes, {
     ...deps,
     localProvider,
@@ -303,7 +341,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     prefix: LOCAL_PROVIDER_PREFIX,
   });
 
-  return { ...deps, localProvider, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries };
+  return { ...deps, localProvider, app, apiKey, apiKeyGenerated: generated, routes: app.routeTable.entries, metrics };
 }
 
 /** The environment with the local provider's client filled in where the host set none. */
@@ -339,6 +377,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const { app, engine, delivery } = service;
   await app.listen({ port: options.port ?? 4010, host: options.host ?? '127.0.0.1' });
   const { port } = app.server.address() as { port: number };
+  const metricsListener =
+    options.metricsPort === undefined || !service.metrics
+      ? undefined
+      : await listenForMetrics(service.metrics, options.metricsPort, options.metricsHost ?? '127.0.0.1').catch(
+          async (error) => {
+            await app.close();
+            throw error;
+          },
+        );
   // Entries a previous run could not deliver go out now.
   await delivery.start();
   if (options.scheduler !== false) engine.startScheduler();
@@ -346,14 +393,53 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   return {
     ...service,
     url: `http://localhost:${port}`,
+    metricsUrl: metricsListener?.url,
     close() {
       // Not ready first, for the drain delay; then Fastify stops accepting, answers what is in
       // flight, closes idle connections, then runs the onClose hooks: the engine, delivery and
       // the database stop there (plugins/shutdown.ts).
       service.lifecycle.stopping = true;
-      closing ??= new Promise((resolve) => setTimeout(resolve, options.drainDelayMs ?? 0)).then(() => app.close());
+      closing ??= new Promise((resolve) => setTimeout(resolve, options.drainDelayMs ?? 0)).then(() =>
+        Promise.all([app.close(), metricsListener?.close()]).then(() => undefined),
+      );
       return closing;
     },
+  };
+}
+
+/**
+ * GET /metrics without a credential on a port of its own (`--metrics-port`), for a scraper that
+ * holds no API key; anything else there is a 404. It binds `host` (127.0.0.1 unless
+ * `--metrics-host` says otherwise), so it is not public unless asked to be.
+ */
+async function listenForMetrics(
+  metrics: Metrics,
+  port: number,
+  host: string,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+      response.writeHead(404, { 'Content-Type': 'text/plain' }).end('Only GET /metrics is served here.\n');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => response.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(text),
+      () => response.writeHead(503, { 'Content-Type': 'text/plain' }).end('The metrics could not be read.\n'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shown}:${address.port}/metrics`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

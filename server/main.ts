@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { checkPublicUrl, oauthRedirectUri, startService } from './app.js';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
 import { type Clock, fileClock } from './clock.js';
 import { Engine } from './engine/engine.js';
-import { serviceLogger } from './log.js';
+import { type Logger, serviceLogger, stdoutLog } from './log.js';
 import { DEMO_CATALOG } from './paths.js';
 import { parseRateLimits, type RateLimits } from './rate-limit.js';
 import { type RunningSandbox, startSandbox } from './sandbox.js';
@@ -96,6 +95,23 @@ const OPTIONS = {
     default: '0',
     help: 'backpressure: past this much heap in use, the same (0: off)',
   },
+  metrics: {
+    env: 'FORGE_METRICS',
+    type: 'string',
+    default: 'on',
+    help: 'on: Prometheus metrics, GET /metrics with the API key; off: none collected (GET /metrics is a 404)',
+  },
+  'metrics-port': {
+    env: 'FORGE_METRICS_PORT',
+    type: 'string',
+    help: 'also serve GET /metrics without the API key on this port (default: no such listener), for a scraper without the key',
+  },
+  'metrics-host': {
+    env: 'FORGE_METRICS_HOST',
+    type: 'string',
+    default: '127.0.0.1',
+    help: 'interface of the --metrics-port listener (0.0.0.0 for all: only where the port is not reachable from outside)',
+  },
   'log-level': {
     env: 'FORGE_LOG_LEVEL',
     type: 'string',
@@ -133,6 +149,9 @@ Environment only:
                          (required with PostgreSQL: every instance needs the same key)
   FORGE_SANDBOX_URL      where {{env.SANDBOX_URL}} in HTTP blocks points when the sandbox runs elsewhere (default http://localhost:4011)
   FORGE_LOG              "off": no line per request (the service's other lines stay)
+  OTEL_EXPORTER_OTLP_ENDPOINT  an OTLP/HTTP collector, e.g. http://collector:4318: OpenTelemetry spans for requests,
+                         runs, blocks and outbound calls go to <endpoint>/v1/traces (also the other OTEL_* variables:
+                         OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, _HEADERS…); unset, no tracing code loads
   FORGE_LOCAL_OAUTH_TOKEN_TTL  seconds the local OAuth provider's access tokens live (default 3600; a few seconds
                          shows refresh at work). Its client (FORGE_LOCAL_OAUTH_CLIENT_ID and _SECRET) is derived
                          from the service's secret key unless those are set
@@ -143,8 +162,15 @@ database answers and the service is not stopping; 503 when not). SIGTERM or SIGI
 503 for the drain delay, then the service stops accepting connections, finishes the requests and
 workflow runs in flight, closes the database, exits 0. docs/operations.md says more.`;
 
+/**
+ * Refuses to go on, exit status 2. Before the service's log exists (a wrong option, a command's
+ * refusal) the message is plain text on stderr, for the person or pipeline that ran the command;
+ * once the service runs, a fatal JSON line on the log like every other (docs/operations.md).
+ */
+let serviceLog: Logger | undefined;
 function fail(message: string): never {
-  console.error(`forge-service: ${message}\n\nforge-service --help lists the options.`);
+  if (serviceLog) serviceLog.fatal(`${message}; the service stops`);
+  else console.error(`forge-service: ${message}\n\nforge-service --help lists the options.`);
   process.exit(2);
 }
 
@@ -256,6 +282,11 @@ const deliveryTimeoutMs = wholeNumber('delivery-timeout-ms', 1, 3_600_000);
 const drainDelayMs = wholeNumber('drain-delay-ms', 0, 3_600_000);
 const webhookSecretGraceMs = wholeNumber('webhook-secret-grace-hours', 0, 24 * 365)! * 3_600_000;
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+const metricsOn = option('metrics');
+if (metricsOn !== 'on' && metricsOn !== 'off') fail(`--metrics (FORGE_METRICS) must be on or off; got "${metricsOn}".`);
+const metricsPort = wholeNumber('metrics-port', 0, 65535);
+if (metricsPort !== undefined && metricsOn === 'off')
+  fail('--metrics-port (FORGE_METRICS_PORT) serves the metrics, which --metrics off (FORGE_METRICS) turns off.');
 const logLevel = option('log-level')!;
 if (!LEVELS.includes(logLevel))
   fail(`--log-level (FORGE_LOG_LEVEL) must be one of ${LEVELS.join(', ')}; got "${logLevel}".`);
@@ -306,11 +337,12 @@ if (command === 'check') {
   process.exit(0);
 }
 
-// The log: every line one JSON object (server/log.ts). Written synchronously: a line is on its
-// way out before the call returns, so what was logged before a crash or a kill -9 is not lost
-// in a buffer.
-const logDestination = pino.destination({ dest: 1, sync: true });
+// The log: every line one JSON object on stdout (server/log.ts). A warning, an error or a fatal
+// line is written before the call that logs it returns, so it is out before a crash or a kill -9;
+// the info lines of one event-loop turn (a line per request) go out together at its end.
+const logDestination = stdoutLog();
 const logger = serviceLogger(logDestination, logLevel);
+serviceLog = logger;
 const fatal = (what: string) => (error: unknown) => {
   logger.fatal({ err: error }, `${what}; the service stops`);
   process.exit(1);
@@ -318,6 +350,10 @@ const fatal = (what: string) => (error: unknown) => {
 process.on('uncaughtException', fatal('an uncaught exception'));
 process.on('unhandledRejection', fatal('an unhandled rejection'));
 
+// Tracing only when asked for: the OpenTelemetry SDK is loaded here or not at all, so a service
+// without a collector runs none of its code.
+const traceEndpoint = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+const tracing = traceEndpoint ? (await import('./tracing.js')).startTracing() : undefined;
 /** FORGE_LOCAL_OAUTH_TOKEN_TTL: whole seconds, 1 to a day; unset: the provider's default. */
 function localTokenTtl(): number | undefined {
   const text = process.env.FORGE_LOCAL_OAUTH_TOKEN_TTL;
@@ -351,6 +387,10 @@ try {
     logStream: logDestination,
     logLevel,
     requestLog: process.env.FORGE_LOG !== 'off',
+    metrics: metricsOn === 'on',
+    metricsPort,
+    metricsHost: option('metrics-host'),
+    tracing,
     clock,
     pool,
     httpTimeoutMs,
@@ -387,6 +427,8 @@ try {
     sandbox.useProvider(service.url);
     logger.info(`Sandbox (the demo's stand-in APIs) listening on ${sandbox.url}`);
   }
+  if (service.metricsUrl) logger.info(`Metrics (no API key) on ${service.metricsUrl}`);
+  if (tracing) logger.info(`Tracing: spans go to ${traceEndpoint} (OTLP/HTTP)`);
   logger.info(
     `Allowed origins: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'none (set FORGE_ALLOWED_ORIGINS)'}`,
   );
@@ -397,13 +439,18 @@ try {
     logger.info(`${signal}: stopping (finishing requests and runs in flight)`);
     await service.close();
     await sandbox?.close();
+    // The spans of the last requests and runs go out before the process ends.
+    await tracing?.shutdown().catch((error) => logger.warn({ err: error }, 'tracing: the last spans were not sent'));
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 } catch (error) {
-  const e = error as NodeJS.ErrnoException;
-  if (e.code === 'EADDRINUSE') fail(`port ${port} is in use. Stop what runs there or pass --port (FORGE_PORT).`);
+  const e = error as NodeJS.ErrnoException & { port?: number };
+  if (e.code === 'EADDRINUSE')
+    fail(
+      `port ${e.port ?? port} is in use. Stop what runs there or pass --port (FORGE_PORT)${metricsPort === undefined ? '' : ' or --metrics-port (FORGE_METRICS_PORT)'}.`,
+    );
   logger.fatal({ err: e }, `the service could not start: ${e.message}`);
   process.exit(1);
 }

@@ -45,6 +45,8 @@ export type ForgeEvent<K extends ForgeEventName> = CustomEvent<ForgeEventDetails
 
 /** The events `<forge-config-modal>` fires. */
 export const configModalEvents = [
+  'forge-connect',
+  'forge-disconnect',
   'forge-show',
   'forge-after-show',
   'forge-hide',
@@ -57,6 +59,8 @@ export const configModalEvents = [
 
 /** The events `<forge-workflow-list>` fires, those bubbling out of the modal it opens included. */
 export const workflowListEvents = [
+  'forge-connect',
+  'forge-disconnect',
   'forge-toggle',
   'forge-install',
   'forge-update',

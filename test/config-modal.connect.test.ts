@@ -1,14 +1,18 @@
 import { expect, oneEvent } from '@open-wc/testing';
+import { sendKeys } from '@web/test-runner-commands';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   ALL_EVENTS,
   allByRole,
   button,
+  byPart,
   byRole,
+  childrenOf,
   connectAccounts,
   fill,
   Harness,
   HUBSPOT_TO_SLACK,
+  install,
   integrationRow,
   modalFixture,
   recordEvents,
@@ -19,7 +23,14 @@ import {
   untilRole,
   visibleText,
 } from './support/config-modal.js';
-import { consentInPopup, createUser, injectAnswer, serviceInfo } from './support/forge.js';
+import {
+  connectIntegrations,
+  consentInPopup,
+  createUser,
+  injectAnswer,
+  injectFault,
+  serviceInfo,
+} from './support/forge.js';
 import { waitUntil } from './support/wait.js';
 
 /** The connect row of an integration. */
@@ -189,5 +200,152 @@ describe('<forge-config-modal> connect step', () => {
     await el.show();
     await untilPart(el, 'integration');
     expect(visibleText(el)).not.to.include('Finish connecting');
+  });
+});
+
+/** What an element says, its spaces made single. */
+const says = (element: Element) => element.textContent!.replace(/\s+/g, ' ');
+
+/** The confirmation before a disconnect, once it is open. */
+const untilConfirm = (el: ForgeConfigModal) =>
+  new Harness(el).until(() => byPart<HTMLDialogElement>(shadow(el), 'confirm') ?? undefined, 'the confirmation');
+
+const rowNamed = (el: ForgeConfigModal, name: string, button: string) =>
+  byRole<HTMLButtonElement>(row(el, name), 'button', button);
+
+/** axe over the modal in both colour schemes, once its opening fade-in is over. */
+async function expectAccessible(el: ForgeConfigModal) {
+  await Promise.all(
+    byPart(shadow(el), 'dialog')!
+      .getAnimations()
+      .map((animation) => animation.finished),
+  );
+  for (const theme of ['light', 'dark'] as const) {
+    el.theme = theme;
+    await el.updateComplete;
+    await expect(el, `${theme}: ${visibleText(el)}`).to.be.accessible();
+  }
+}
+
+describe('<forge-config-modal> connect step: which account, whether it works, disconnecting', () => {
+  it('shows the account the app named, and a connection the app refused as "Needs reconnecting"', async () => {
+    const userId = await createUser();
+    await connectIntegrations(userId, ['slack'], { account: 'Acme Workspace' });
+    await connectIntegrations(userId, ['hubspot'], { broken: true });
+    const el = await modalFixture({ userId, workflowId: HUBSPOT_TO_SLACK });
+    await el.show();
+    await untilPart(el, 'integration');
+    expect(says(row(el, 'Slack'))).to.include('Connected as Acme Workspace');
+    const hubspot = row(el, 'HubSpot');
+    expect(says(hubspot)).to.include('Needs reconnecting');
+    expect(saysConnected(hubspot)).to.be.false;
+    // Said in words and with an icon, never by colour alone; a broken one is no reason to move on.
+    expect(hubspot.querySelector('.status svg')).not.to.equal(null);
+    button(el, 'Continue')!.click();
+    expect((await untilPart(el, 'message')).textContent).to.include('Connect every account above to continue.');
+    await expectAccessible(el);
+  });
+
+  it('Reconnect on a connection the app refused connects it again', async () => {
+    const userId = await createUser();
+    await connectIntegrations(userId, ['slack']);
+    await connectIntegrations(userId, ['hubspot'], { broken: true });
+    const el = await modalFixture({ userId, workflowId: HUBSPOT_TO_SLACK });
+    const events = recordEvents(el, ALL_EVENTS);
+    await el.show();
+    await untilPart(el, 'integration');
+    rowNamed(el, 'HubSpot', 'Reconnect')!.click();
+    await consentInPopup('allow');
+    await waitUntil(() => saysConnected(row(el, 'HubSpot')), 'HubSpot connects again');
+    expect(says(row(el, 'HubSpot'))).not.to.include('Needs reconnecting');
+    expect(events.filter((e) => e.type === 'forge-connect').map((e) => e.detail)).to.deep.equal([
+      { integration: 'hubspot' },
+    ]);
+  });
+
+  it('Disconnect asks first, naming the workflows it switches off; Escape keeps the connection, Disconnect ends it', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['stripe', 'slack', 'hubspot']);
+    const payments = await install(userId, STRIPE_TO_SLACK);
+    const deals = await install(userId, HUBSPOT_TO_SLACK);
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    const events = recordEvents(el, ALL_EVENTS);
+    await el.show();
+    await untilRole(el, 'form', 'Settings');
+    button(el, 'Back')!.click();
+    await untilPart(el, 'integration');
+
+    // Pressed from the keyboard: a real activation, as a user's (the confirmation's Escape then
+    // closes it alone; a script's click gives none, and browsers group such dialogs' Escape).
+    const disconnect = rowNamed(el, 'Slack', 'Disconnect')!;
+    disconnect.focus();
+    await sendKeys({ press: 'Enter' });
+    const confirm = await untilConfirm(el);
+    await waitUntil(() => confirm.open, 'the confirmation is shown');
+    const title = shadow(el).getElementById(confirm.getAttribute('aria-labelledby')!)!;
+    expect(title.textContent).to.equal('Disconnect Slack?');
+    const text = shadow(el).getElementById(confirm.getAttribute('aria-describedby')!)!;
+    expect(text.textContent).to.include('These workflows need Slack. Disconnecting switches them off:');
+    expect([...text.querySelectorAll('li')].map((li) => li.textContent)).to.have.members([
+      'Post new Stripe payments to Slack',
+      'Announce won HubSpot deals in Slack',
+    ]);
+    // The safe answer has focus.
+    expect(shadow(el).activeElement?.textContent?.trim()).to.equal('Cancel');
+    await expectAccessible(el);
+
+    await sendKeys({ press: 'Escape' });
+    await waitUntil(() => !byPart(shadow(el), 'confirm'), 'the confirmation closes');
+    expect(el.open, 'Escape closed only the confirmation').to.be.true;
+    expect(shadow(el).activeElement).to.equal(disconnect, 'focus returns to Disconnect');
+    expect(saysConnected(row(el, 'Slack'))).to.be.true;
+    expect((await childrenOf(userId)).map((c) => c.active)).to.deep.equal([true, true]);
+
+    await sendKeys({ press: 'Enter' });
+    const again = await untilConfirm(el);
+    byRole<HTMLButtonElement>(again, 'button', 'Disconnect')!.click();
+    await waitUntil(() => says(row(el, 'Slack')).includes('Not connected'), 'Slack is disconnected');
+    expect(rowNamed(el, 'Slack', 'Connect')).not.to.equal(null);
+    expect(rowNamed(el, 'Slack', 'Disconnect')).to.equal(null);
+    expect(saysConnected(row(el, 'Stripe'))).to.be.true;
+    const disconnected = events.filter((e) => e.type === 'forge-disconnect').map((e) => e.detail);
+    expect(disconnected).to.deep.equal([{ integration: 'slack', switchedOff: [payments, deals] }]);
+    expect((await childrenOf(userId)).map((c) => c.active)).to.deep.equal([false, false]);
+    expect(errorsOf(events)).to.deep.equal([]);
+    // Its copy is switched off now: the subtitle says so, and Continue waits for Slack again.
+    expect(visibleText(el)).to.include('it is switched off');
+  });
+
+  it('a disconnect that fails leaves the connection as it was and says why; one the app could not be told of says so', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['stripe', 'slack']);
+    const { faultyBase } = await serviceInfo();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK, apiBase: faultyBase });
+    const events = recordEvents(el, ALL_EVENTS);
+    await el.show();
+    await untilRole(el, 'form', 'Settings');
+    button(el, 'Back')!.click();
+    await untilPart(el, 'integration');
+
+    await injectFault('DELETE', 'credentials/slack$', 500);
+    rowNamed(el, 'Slack', 'Disconnect')!.click();
+    byRole<HTMLButtonElement>(await untilConfirm(el), 'button', 'Disconnect')!.click();
+    const alert = await new Harness(el).until(() => byRole(row(el, 'Slack'), 'alert') ?? undefined, 'the failure');
+    expect(alert.textContent).to.include('Slack was not disconnected.');
+    expect(saysConnected(row(el, 'Slack'))).to.be.true;
+    expect(errorsOf(events)).to.deep.equal(['disconnect-failed']);
+
+    // The service forgot the account, but the app could not be told to end the access.
+    await injectAnswer('DELETE', 'credentials/slack$', 200, {
+      integration: 'slack',
+      switchedOff: [],
+      revocation: 'failed',
+    });
+    rowNamed(el, 'Slack', 'Disconnect')!.click();
+    byRole<HTMLButtonElement>(await untilConfirm(el), 'button', 'Disconnect')!.click();
+    await waitUntil(() => says(row(el, 'Slack')).includes('Not connected'), 'Slack is disconnected');
+    expect(byRole(row(el, 'Slack'), 'alert')!.textContent).to.include(
+      'Slack is disconnected here, but Slack could not be told to end the access.',
+    );
   });
 });

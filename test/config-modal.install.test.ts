@@ -73,10 +73,17 @@ describe('<forge-config-modal> install', () => {
     expect(events.map((e) => e.type)).to.deep.equal([
       'forge-show',
       'forge-after-show',
+      'forge-connect',
+      'forge-connect',
       'forge-install',
       'forge-hide',
       'forge-after-hide',
     ]);
     expect(events.find((e) => e.type === 'forge-hide')?.detail).to.deep.equal({ reason: 'done' });
+    // The local provider names no account: the events carry only the integration.
+    expect(events.filter((e) => e.type === 'forge-connect').map((e) => e.detail)).to.deep.equal([
+      { integration: 'stripe' },
+      { integration: 'slack' },
+    ]);
   });
 });

@@ -178,6 +178,17 @@ describe('strict Content-Security-Policy', function () {
 
     await modal.show();
     await ui(modal).until(() => byRole(root(modal), 'button', 'Save changes'), 'the edit view');
+    // The connect step's accounts, and the confirmation before a disconnect: kept, then confirmed.
+    await click(modal, 'Back');
+    const slack = () => allByPart(root(modal), 'integration').find((row) => row.textContent!.includes('Slack'))!;
+    await ui(modal).until(() => slack(), 'the connect step');
+    const confirmation = async () => ui(modal).until(() => byPart(root(modal), 'confirm'), 'the confirmation');
+    byRole<HTMLElement>(slack(), 'button', 'Disconnect')!.click();
+    byRole<HTMLElement>(await confirmation(), 'button', 'Cancel')!.click();
+    await waitUntil(() => !byPart(root(modal), 'confirm'), 'the confirmation closes');
+    byRole<HTMLElement>(slack(), 'button', 'Disconnect')!.click();
+    byRole<HTMLElement>(await confirmation(), 'button', 'Disconnect')!.click();
+    await waitUntil(() => slack().textContent!.includes('Not connected'), 'Slack disconnected');
     await modal.hide();
   });
 

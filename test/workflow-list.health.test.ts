@@ -117,10 +117,14 @@ describe('<forge-workflow-list> run health', () => {
       () => dialog.parts('integration').find((r) => r.textContent!.includes('Slack')),
       'the Slack row of the connect step',
     );
-    expect(dialog.text(slack)).to.include('Not connected');
-    dialog.role<HTMLButtonElement>('button', /Connect/, slack)!.click();
+    expect(dialog.text(slack)).to.include('Needs reconnecting');
+    dialog.role<HTMLButtonElement>('button', 'Reconnect', slack)!.click();
     await consentInPopup('allow');
     await dialog.until(() => /\bConnected\b/.test(dialog.text(slack)), 'Slack connected again');
+    // The row behind the modal stops offering "Reconnect Slack" the moment the connection is
+    // confirmed, not after the next run (issue 24, item 3; issue 25, item 2).
+    await waitUntil(() => !ui.part('fix-button', row(ui, STRIPE_TO_SLACK.name)), 'the row no longer offers Reconnect');
+    expect(says(healthOf(ui, STRIPE_TO_SLACK.name))).to.include('Slack refused the connection.');
     dialog.role<HTMLButtonElement>('button', 'Continue')!.click();
     await dialog.until(() => dialog.role('button', 'Save changes'), 'the settings step');
     dialog.role<HTMLButtonElement>('button', 'Save changes')!.click();
@@ -135,6 +139,32 @@ describe('<forge-workflow-list> run health', () => {
     expect(says(healthy)).to.match(/^✓ Ran (now|\d+ seconds? ago) · 1 failed run in 24 hours$/);
     expect(ui.part('fix-button', row(ui, STRIPE_TO_SLACK.name))).to.equal(null);
     expect(failing).to.have.length(1, 'getting better is not news');
+  });
+
+  it('stops offering Reconnect when another element on the page connects the app again', async () => {
+    const { userId, childId } = await userWithPayments({ revoked: true });
+    const { el, ui } = await renderList(userId);
+    expect((await runWorkflow(childId, PAYMENT)).finished).to.equal(false);
+    await el.refresh();
+    expect(ui.role('button', /^Reconnect Slack/, row(ui, STRIPE_TO_SLACK.name))).not.to.equal(null);
+
+    // A modal of the host's own, beside the list: its connect reaches the list through the document.
+    const modal = await fixture<ForgeConfigModal>(
+      html`<forge-config-modal api-base=${apiBase} token-url=${tokenUrl(userId)} integration="slack"></forge-config-modal>`,
+    );
+    await modal.show();
+    const dialog = new Harness(modal);
+    (await dialog.until(() => dialog.role<HTMLButtonElement>('button', 'Continue'), 'the choose step')).click();
+    await dialog.until(() => dialog.role('button', 'Back'), 'the settings step');
+    dialog.role<HTMLButtonElement>('button', 'Back')!.click();
+    const slack = await dialog.until(
+      () => dialog.parts('integration').find((r) => r.textContent!.includes('Slack')),
+      'the Slack row of the connect step',
+    );
+    dialog.role<HTMLButtonElement>('button', 'Reconnect', slack)!.click();
+    await consentInPopup('allow');
+    await waitUntil(() => !ui.part('fix-button', row(ui, STRIPE_TO_SLACK.name)), 'the list no longer offers Reconnect');
+    await modal.hide();
   });
 
   it('offers Fix settings when a setting the app needs is empty; the modal opens on the settings, and the next run is healthy', async () => {

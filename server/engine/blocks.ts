@@ -1,6 +1,7 @@
 import type { ErrorKind, VariableValues } from 'forge-embed/client';
 import { type CatalogBlock, currentValue } from '../catalog/catalog.js';
 import { asNumber } from '../shared/number.js';
+import type { Tracing } from '../trace.js';
 import { isPlainObject } from '../validate.js';
 import { evaluate, evaluateText, type Scope } from './expressions.js';
 import { type AppAccess, absoluteUrl, mayCarryCredential } from './placement.js';
@@ -42,6 +43,8 @@ export interface BlockContext {
   renewAccess?: () => Promise<AppAccess | undefined>;
   signal: AbortSignal;
   httpTimeoutMs: number;
+  /** When tracing is on: each HTTP call is a client span, and the app gets its `traceparent`. */
+  tracing?: Tracing;
 }
 
 export interface BlockOutcome {
@@ -157,6 +160,7 @@ async function runHttp({
   renewAccess,
   signal,
   httpTimeoutMs,
+  tracing,
 }: BlockContext): Promise<BlockOutcome> {
   const { parameters } = block;
   const method = String(parameters.method ?? 'GET').toUpperCase();
@@ -216,12 +220,23 @@ async function runHttp({
         if (!sentHeaders.has(name)) sentHeaders.set(name, value);
       for (const [name, value] of Object.entries(credential.query)) sent.searchParams.set(name, value);
     }
-    return fetch(sent, {
-      method,
-      headers: sentHeaders,
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.any([signal, AbortSignal.timeout(httpTimeoutMs)]),
+    const call = () =>
+      fetch(sent, {
+        method,
+        headers: sentHeaders,
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.any([signal, AbortSignal.timeout(httpTimeoutMs)]),
+      });
+    if (!tracing) return call();
+    // The URL without its query, as the log shows it: a credential placed there stays out.
+    const attributes = { 'http.request.method': method, 'url.full': `${url.origin}${url.pathname}` };
+    return tracing.inSpan(`${method} ${url.host}`, { kind: 'client', attributes }, async (span) => {
+      tracing.inject(sentHeaders);
+      const response = await call();
+      span.setAttributes({ 'http.response.status_code': response.status });
+      if (response.status >= 400) span.fail(`${response.status} ${response.statusText}`);
+      return response;
     });
   };
   let response: Response;

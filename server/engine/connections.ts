@@ -1,7 +1,10 @@
 import type { Catalog } from '../catalog/catalog.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import { type OAuthApp, ProviderFailure, refreshCredential, revokeCredential } from '../oauth/client.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
+import { type Tracing, traced } from '../trace.js';
 import { BlockFailure } from './blocks.js';
 import { type AppAccess, placeCredential, type StoredCredential } from './placement.js';
 
@@ -37,6 +40,10 @@ export interface ConnectionsOptions {
   secrets: SecretBox;
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
+  /** Counts refreshes by outcome and connections turned broken (server/metrics.ts); default none. */
+  metrics?: Metrics;
+  /** A span for each refresh (server/trace.ts); default none. */
+  tracing?: Tracing;
   /** The service's own origin (the local provider's `auth` paths are on it). */
   serviceUrl: () => string;
 }
@@ -47,13 +54,23 @@ export interface BlockAccess {
   renew?: () => Promise<AppAccess | undefined>;
 }
 
+/** A refresh for one user's connection to `app` (`name` to show), to replace the token `seen`. */
+interface RefreshRequest {
+  userId: string;
+  app: OAuthApp;
+  name: string;
+  seen: string;
+  /** The run's logger, so that what the refresh notes carries the execution id. */
+  runLog: Logger | undefined;
+}
+
 export class Connections {
   private readonly inFlight = new Map<string, Promise<OAuthCredential>>();
 
   constructor(private readonly options: ConnectionsOptions) {}
 
   /** What a block of `integration` sends for `userId`; throws a BlockFailure (kind `connection`) for a broken one. */
-  async forBlock(userId: string, integration: string | undefined): Promise<BlockAccess> {
+  async forBlock(userId: string, integration: string | undefined, runLog?: Logger): Promise<BlockAccess> {
     if (!integration) return { access: undefined };
     const { store, catalog, secrets } = this.options;
     const config = catalog.apps.get(integration) ?? { parameters: [] };
@@ -85,28 +102,31 @@ export class Connections {
       return access;
     };
     if (!oauthApp || credential.kind !== 'oauth2') return { access: place(credential) };
-    if (needsRefresh(credential)) {
-      credential = await this.refresh(userId, oauthApp, name, credential.accessToken);
-    }
+    const refresh = { userId, app: oauthApp, name, runLog };
+    if (needsRefresh(credential)) credential = await this.refresh({ ...refresh, seen: credential.accessToken });
     const used = credential.accessToken;
     return {
       access: place(credential),
-      renew: async () => place(await this.refresh(userId, oauthApp, name, used)),
+      renew: async () => place(await this.refresh({ ...refresh, seen: used })),
     };
   }
 
   /** A fresh token in place of `seen`: the one another run or instance already got, or a new one from the provider. */
-  private refresh(userId: string, app: OAuthApp, name: string, seen: string): Promise<OAuthCredential> {
-    const key = `${userId}\n${app.integration}`;
+  private refresh(request: RefreshRequest): Promise<OAuthCredential> {
+    const key = `${request.userId}\n${request.app.integration}`;
     const running = this.inFlight.get(key);
     if (running) return running;
-    const flight = this.refreshLocked(userId, app, name, seen).finally(() => this.inFlight.delete(key));
+    const flight = this.refreshLocked(request).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, flight);
     return flight;
   }
 
-  private async refreshLocked(userId: string, app: OAuthApp, name: string, seen: string): Promise<OAuthCredential> {
-    const { store, secrets, env, log } = this.options;
+  private async refreshLocked({ userId, app, name, seen, runLog }: RefreshRequest): Promise<OAuthCredential> {
+    const { store, secrets, env, log, metrics, tracing } = this.options;
+    // A run's notes carry its execution id.
+    const note = (line: string) => (runLog ? runLog.warn({ component: 'oauth' }, line) : log(line));
+    const counted = (outcome: 'refreshed' | 'reused' | 'failed' | 'broken') =>
+      metrics?.tokenRefreshes.inc({ integration: app.integration, outcome });
     const decide = async (tx: Store) => {
       const row = await tx.credentials.getConnection(userId, app.integration, { forUpdate: true });
       if (!row) return { outcome: 'gone' as const };
@@ -115,16 +135,30 @@ export class Connections {
       // Another run or instance refreshed while this one waited for the lock: its token is used,
       // even if the provider gives tokens shorter-lived than the margin.
       const unexpired = current.expiresAt === undefined || current.expiresAt > Date.now();
-      if (current.accessToken !== seen && unexpired) return { outcome: 'ok' as const, credential: current };
+      if (current.accessToken !== seen && unexpired) {
+        counted('reused');
+        return { outcome: 'ok' as const, credential: current };
+      }
       try {
-        const renewed = await refreshCredential(app, env, current);
+        const renewed = await traced(
+          tracing,
+          `oauth refresh ${app.integration}`,
+          { kind: 'client', attributes: { 'forge.integration': app.integration } },
+          () => refreshCredential(app, env, current),
+        );
         await tx.credentials.replaceSecret(userId, app.integration, secrets.seal(renewed));
+        counted('refreshed');
         return { outcome: 'ok' as const, credential: renewed };
       } catch (error) {
         if (!(error instanceof ProviderFailure)) throw error;
-        log(`oauth ${app.integration}: refresh for user ${userId} failed: ${error.providerAnswer}`);
-        if (error.reason !== 'broken') return { outcome: 'failed' as const, message: error.message };
+        note(`oauth ${app.integration}: refresh for user ${userId} failed: ${error.providerAnswer}`);
+        if (error.reason !== 'broken') {
+          counted('failed');
+          return { outcome: 'failed' as const, message: error.message };
+        }
         await tx.credentials.markBroken(userId, app.integration);
+        counted('broken');
+        metrics?.connectionsBroken.inc({ integration: app.integration });
         return { outcome: 'broken' as const, message: error.message };
       }
     };
@@ -172,7 +206,7 @@ export interface Disconnected {
  * the app's answer.
  */
 export async function disconnect(
-  { store, catalog, secrets, env, log, serviceUrl }: ConnectionsOptions,
+  { store, catalog, secrets, env, log, serviceUrl, tracing }: ConnectionsOptions,
   userId: string,
   integration: string,
 ): Promise<Disconnected | undefined> {
@@ -183,7 +217,12 @@ export async function disconnect(
   let revocation: Disconnected['revocation'] = 'not-supported';
   if (auth?.kind === 'oauth2' && auth.revocationUrl && credential.kind === 'oauth2') {
     try {
-      await revokeCredential({ integration, auth, serviceUrl: serviceUrl() }, env, credential);
+      await traced(
+        tracing,
+        `oauth revoke ${integration}`,
+        { kind: 'client', attributes: { 'forge.integration': integration } },
+        () => revokeCredential({ integration, auth, serviceUrl: serviceUrl() }, env, credential),
+      );
       revocation = 'revoked';
     } catch (error) {
       revocation = 'failed';

@@ -7,6 +7,7 @@ import { type Logger, silentLogger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { SecretBox } from '../secrets.js';
 import type { PendingDelivery, Store, StoreTransaction } from '../store/store.js';
+import { type Tracing, traced } from '../trace.js';
 import { sendToEventBus } from './event-bus.js';
 import { type AccessKeys, activeChannels, errorWebhookSigningSecrets, loadHostSettings } from './host-settings.js';
 import { privateTargetReason, publicOnlyLookup } from './public-address.js';
@@ -39,6 +40,8 @@ export interface DeliveryOptions {
   logger?: Logger;
   /** Counts attempts by outcome (server/metrics.ts); default none. */
   metrics?: Metrics;
+  /** A span for each attempt, and `traceparent` on the webhook's POST (server/trace.ts); default none. */
+  tracing?: Tracing;
 }
 
 /** 1 s, 2 s, 4 s, … up to 10 minutes between attempts. */
@@ -60,6 +63,7 @@ export class Delivery {
   private readonly allowPrivateTargets: boolean;
   private readonly logger: Logger;
   private readonly metrics: Metrics | undefined;
+  private readonly tracing: Tracing | undefined;
   private readonly instanceId: string;
   private readonly clock: Clock;
   private stopWatchingClock: () => void = () => {};
@@ -76,6 +80,7 @@ export class Delivery {
     this.allowPrivateTargets = options.allowPrivateTargets ?? false;
     this.logger = options.logger ?? silentLogger;
     this.metrics = options.metrics;
+    this.tracing = options.tracing;
     this.instanceId = options.instanceId;
     this.clock = options.clock ?? systemClock;
   }
@@ -171,16 +176,28 @@ export class Delivery {
     const settings = await loadHostSettings(this.store);
     const signal = AbortSignal.any([this.shutdown.signal, AbortSignal.timeout(this.timeoutMs)]);
     try {
-      if (channel === 'webhook' && settings.errorWebhookUrl) {
-        await postEntry(settings.errorWebhookUrl, entry, {
-          signingSecrets: await errorWebhookSigningSecrets(this.store, this.secrets, this.clock.now()),
-          allowPrivateTargets: this.allowPrivateTargets,
-          signal,
-        });
-      } else if (channel === 'eventBus' && settings.eventBus.enabled && settings.eventBus.sealedKeys) {
-        const keys = this.secrets.open<AccessKeys>(settings.eventBus.sealedKeys);
-        await sendToEventBus(settings.eventBus, keys, entry, signal, { allowPrivateTargets: this.allowPrivateTargets });
-      }
+      const attributes = {
+        'forge.channel': channel,
+        'forge.error_id': entry._id,
+        'forge.execution_id': entry.executionId,
+      };
+      await traced(this.tracing, `deliver to ${channel}`, { kind: 'client', attributes }, async () => {
+        if (channel === 'webhook' && settings.errorWebhookUrl) {
+          const traceHeaders: Record<string, string> = {};
+          this.tracing?.inject({ set: (name, value) => (traceHeaders[name] = value) });
+          await postEntry(settings.errorWebhookUrl, entry, {
+            signingSecrets: await errorWebhookSigningSecrets(this.store, this.secrets, this.clock.now()),
+            allowPrivateTargets: this.allowPrivateTargets,
+            signal,
+            traceHeaders,
+          });
+        } else if (channel === 'eventBus' && settings.eventBus.enabled && settings.eventBus.sealedKeys) {
+          const keys = this.secrets.open<AccessKeys>(settings.eventBus.sealedKeys);
+          await sendToEventBus(settings.eventBus, keys, entry, signal, {
+            allowPrivateTargets: this.allowPrivateTargets,
+          });
+        }
+      });
       // Delivered, or its channel was switched off since: either way it leaves the outbox.
       await this.store.deliveries.finish(entry._id, channel);
       this.metrics?.deliveries.inc({ channel, outcome: 'delivered' });
@@ -212,7 +229,13 @@ async function postEntry(
     signingSecrets,
     allowPrivateTargets,
     signal,
-  }: { signingSecrets: string[]; allowPrivateTargets: boolean; signal: AbortSignal },
+    traceHeaders,
+  }: {
+    signingSecrets: string[];
+    allowPrivateTargets: boolean;
+    signal: AbortSignal;
+    traceHeaders: Record<string, string>;
+  },
 ): Promise<void> {
   const url = new URL(target);
   const refused = allowPrivateTargets ? undefined : privateTargetReason(url);
@@ -232,6 +255,7 @@ async function postEntry(
           'Content-Length': Buffer.byteLength(body),
           'User-Agent': 'forge-local-service',
           'Forge-Signature': [`t=${timestamp}`, ...signatures].join(','),
+          ...traceHeaders,
         },
         signal,
         ...(allowPrivateTargets ? {} : { lookup: publicOnlyLookup }),

@@ -6,6 +6,7 @@ import { type Logger, silentLogger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { SecretBox } from '../secrets.js';
 import type { ChildRow, Store } from '../store/store.js';
+import { type SpanHandle, type Tracing, traced } from '../trace.js';
 import { BlockFailure, runnerFor, TRIGGER_TYPES, type Trigger } from './blocks.js';
 import type { Connections } from './connections.js';
 import { type CronSchedule, CronSyntaxError, parseCron } from './cron.js';
@@ -31,6 +32,8 @@ export interface EngineOptions {
   logger?: Logger;
   /** Counts runs and times blocks (server/metrics.ts); default none. */
   metrics?: Metrics;
+  /** Spans for runs, blocks and HTTP calls (server/trace.ts); default none. */
+  tracing?: Tracing;
 }
 
 /** What an execution ended as: its log entry, and its error log entry when it failed. */
@@ -73,6 +76,11 @@ export class Engine {
   private readonly logger: Logger;
   private timer: NodeJS.Timeout | undefined;
   private stopWatchingClock: () => void = () => {};
+  /** The scheduler's minutes whose tick is running, and those waiting to be tried again. */
+  private readonly ticking = new Set<number>();
+  private readonly failedMinutes = new Set<number>();
+  /** The next minute the scheduler has not started yet (undefined: no scheduler). */
+  private nextMinute: number | undefined;
 
   constructor(options: EngineOptions) {
     this.options = options;
@@ -101,16 +109,17 @@ export class Engine {
   startScheduler(): void {
     if (this.shutdown.signal.aborted) return;
     const clock = this.clock;
-    let nextMinute = Math.floor(clock.now() / MINUTE) * MINUTE;
+    this.nextMinute = Math.floor(clock.now() / MINUTE) * MINUTE;
     // Minutes whose tick broke (the database, not a workflow: those become error entries); tried
     // again while they are within the catch-up window. Claims make a second try run only what the
     // first did not.
-    const failed = new Set<number>();
+    const failed = this.failedMinutes;
     const check = () => {
       clearTimeout(this.timer);
       if (this.shutdown.signal.aborted) return;
       const now = clock.now();
       const oldest = Math.floor(now / MINUTE) * MINUTE - (CATCH_UP_MINUTES - 1) * MINUTE;
+      let nextMinute = this.nextMinute!;
       if (nextMinute < oldest) {
         this.logger.warn(
           { component: 'scheduler' },
@@ -121,22 +130,44 @@ export class Engine {
       const minutes = [...failed].filter((minute) => minute >= oldest);
       failed.clear();
       for (; nextMinute <= now; nextMinute += MINUTE) minutes.push(nextMinute);
+      this.nextMinute = nextMinute;
       // Each minute's tick runs on its own, so a slow one does not hold up the next.
       for (const minute of minutes) {
-        this.tick(new Date(minute)).catch((error: unknown) => {
-          this.logger.error(
-            { component: 'scheduler', err: error, minute: new Date(minute).toISOString() },
-            'scheduler: a minute could not run; it is tried again shortly',
-          );
-          failed.add(minute);
-          if (!this.shutdown.signal.aborted) setTimeout(check, RETRY_FAILED_TICK_MS).unref();
-        });
+        this.ticking.add(minute);
+        this.tick(new Date(minute))
+          .catch((error: unknown) => {
+            this.logger.error(
+              { component: 'scheduler', err: error, minute: new Date(minute).toISOString() },
+              'scheduler: a minute could not run; it is tried again shortly',
+            );
+            failed.add(minute);
+            if (!this.shutdown.signal.aborted) setTimeout(check, RETRY_FAILED_TICK_MS).unref();
+          })
+          .finally(() => this.ticking.delete(minute));
       }
       this.timer = setTimeout(check, Math.max(0, nextMinute - clock.now()));
       this.timer.unref();
     };
     this.stopWatchingClock = clock.onJump(check);
     check();
+  }
+
+  /**
+   * The scheduler's backlog (the metrics): minutes due whose tick has not finished here, whether
+   * running, waiting for a retry, or not started (a lagging event loop held the timer back), and
+   * the oldest of them.
+   */
+  schedulerBacklog(): { minutes: number; oldestMinute: number | undefined } {
+    const pending = new Set([...this.ticking, ...this.failedMinutes]);
+    if (this.nextMinute !== undefined && !this.shutdown.signal.aborted) {
+      for (let minute = this.nextMinute; minute <= this.clock.now(); minute += MINUTE) pending.add(minute);
+    }
+    return { minutes: pending.size, oldestMinute: pending.size ? Math.min(...pending) : undefined };
+  }
+
+  /** Runs in progress in this instance. */
+  runsInProgress(): number {
+    return this.running.size;
   }
 
   /** Stops the scheduler and waits for the runs in progress, cutting short their HTTP calls. */
@@ -205,15 +236,25 @@ export class Engine {
 
   /** Runs one child workflow to its end and stores what happened. */
   run(child: ChildRow, trigger: Trigger): Promise<ExecutionOutcome> {
-    const run = this.execute(child, trigger);
+    const run = traced(
+      this.options.tracing,
+      `run ${child.parentId}`,
+      {
+        attributes: { 'forge.workflow_id': child.id, 'forge.parent_id': child.parentId, 'forge.trigger': trigger.kind },
+      },
+      (span) => this.execute(child, trigger, span),
+    );
     this.running.add(run);
     return run.finally(() => this.running.delete(run));
   }
 
-  private async execute(child: ChildRow, trigger: Trigger): Promise<ExecutionOutcome> {
-    const { store, catalog, delivery, connections } = this.options;
+  private async execute(child: ChildRow, trigger: Trigger, span: SpanHandle): Promise<ExecutionOutcome> {
+    const { store, catalog, delivery, connections, tracing } = this.options;
     const parent = catalog.get(child.parentId)!;
     const executionId = newExecutionId();
+    span.setAttributes({ 'forge.execution_id': executionId });
+    // What this run logs, it logs with its execution id (the connections' notes too).
+    const runLogger = this.logger.child({ executionId, workflowId: child.id });
     const startedAt = new Date().toISOString();
     const scope = this.scopeFor(child, parent);
     const outputs = scope.outputs as Map<string, Record<string, unknown>>;
@@ -227,24 +268,30 @@ export class Engine {
       let output: Record<string, unknown>;
       let stop = false;
       try {
-        ({ output, stop = false } = await runnerFor(block.type)({
-          block,
-          scope,
-          trigger,
-          values: child.variables[block.id],
-          ...(await connections.forBlock(child.userId, block.integration).then(({ access, renew }) => ({
-            access,
-            renewAccess: renew,
-          }))),
-          signal: this.shutdown.signal,
-          httpTimeoutMs: this.options.httpTimeoutMs ?? 10_000,
-        }));
+        ({ output, stop = false } = await traced(
+          tracing,
+          `block ${block.type}`,
+          { attributes: { 'forge.block_id': block.id, 'forge.block_type': block.type } },
+          async () =>
+            runnerFor(block.type)({
+              block,
+              scope,
+              trigger,
+              values: child.variables[block.id],
+              ...(await connections
+                .forBlock(child.userId, block.integration, runLogger)
+                .then(({ access, renew }) => ({ access, renewAccess: renew }))),
+              signal: this.shutdown.signal,
+              httpTimeoutMs: this.options.httpTimeoutMs ?? 10_000,
+              tracing,
+            }),
+        ));
       } catch (error) {
         failure = { block, ...describeFailure(block, error) };
         if (!(error instanceof BlockFailure || error instanceof ExpressionError)) {
           // A fault of the service itself: the log gets the details, the entry says where to look.
-          this.logger.error(
-            { executionId, workflowId: child.id, blockId: block.id, blockType: block.type, err: error },
+          runLogger.error(
+            { blockId: block.id, blockType: block.type, err: error },
             'a block failed inside the service',
           );
         }
@@ -264,6 +311,7 @@ export class Engine {
       if (failure || stop) break;
     }
     metrics?.runsFinished.inc({ trigger: trigger.kind, outcome: failure ? 'failed' : 'succeeded' });
+    if (failure) span.fail(`the block "${failure.block.name}" failed`);
     const execution: ExecutionLogEntry = {
       executionId,
       startedAt,
@@ -288,8 +336,8 @@ export class Engine {
     });
     if (error) {
       delivery.kick();
-      this.logger.warn(
-        { executionId, workflowId: child.id, blockId: error.blockId, kind: error.kind, trigger: trigger.kind },
+      runLogger.warn(
+        { blockId: error.blockId, kind: error.kind, trigger: trigger.kind },
         `execution failed: ${error.error}`,
       );
     }

@@ -2,12 +2,16 @@ import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastif
 import fp from 'fastify-plugin';
 import { badRequest, databaseUnavailableProblem, HttpProblem, internalError, notFound, problemOf } from '../http.js';
 
+import type { Logger } from '../log.js';
 import { databaseUnavailable } from '../store/store.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
 
 export interface ProblemsOptions {
-  /** Whether the request log gets the errors; otherwise an unexpected one also goes to stderr. */
-  logged: boolean;
+  /**
+   * Where an unexpected error goes when the service has no log (embedded without a log stream,
+   * where the request's logger writes nothing): a JSON line on stderr, so that it is not lost.
+   */
+  unlogged: Logger | undefined;
 }
 
 /**
@@ -15,7 +19,7 @@ export interface ProblemsOptions {
  * (404) or method (405). JSON answers are never cached. Registered before the routes, which
  * take the error handler and hooks that are in place when they are registered.
  */
-async function problems(app: FastifyInstance, { logged }: ProblemsOptions): Promise<void> {
+async function problems(app: FastifyInstance, { unlogged }: ProblemsOptions): Promise<void> {
   app.setErrorHandler((error, request, reply) => {
     let problem = problemOf(error);
     if (!problem && databaseUnavailable(error)) {
@@ -24,8 +28,8 @@ async function problems(app: FastifyInstance, { logged }: ProblemsOptions): Prom
     }
     if (!problem) {
       // Never leak internals: the log gets the error, the caller a problem document.
-      request.log.error({ err: error }, 'request failed');
-      if (!logged) console.error(error);
+      if (unlogged) unlogged.error({ err: error, reqId: request.id }, 'request failed');
+      else request.log.error({ err: error }, 'request failed');
       problem = internalError();
     }
     return sendProblem(reply, problem);

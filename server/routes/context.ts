@@ -9,6 +9,7 @@ import { originOfHost } from '../http.js';
 import type { RateLimiter } from '../rate-limit.js';
 import type { SecretBox } from '../secrets.js';
 import type { Store } from '../store/store.js';
+import type { Tracing } from '../trace.js';
 
 /**
  * What every route module is given: each is a `RoutePlugin` registered with these options. It
@@ -43,6 +44,8 @@ export interface ServiceDeps {
   engine: Engine;
   /** Sends error log entries to the host's webhook and event bus. */
   delivery: Delivery;
+  /** Spans, when OTEL_EXPORTER_OTLP_ENDPOINT is set (server/trace.ts); otherwise undefined. */
+  tracing: Tracing | undefined;
 }
 
 /** The OAuth redirect URI a host registers with each provider: `<public url>/forge/2021-12/oauth/callback`. */

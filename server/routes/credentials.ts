@@ -17,6 +17,7 @@ import {
 import { expiredLink, HtmlPage, OAuthQuerySchema, page, Redirect, sendPage } from '../oauth/pages.js';
 import { confirmGrant, type Flow, holdGrant, OAUTH_STATE_TTL_MS, openAuthorizeLink } from '../oauth-grants.js';
 import { ConnectedIntegrationSchema, IntegrationParams, OAuthStartSchema, RateLimitedResponse } from '../schemas.js';
+import { traced } from '../trace.js';
 import { bodyObject, FieldChecker, isPlainObject } from '../validate.js';
 import { API_PREFIX } from '../views.js';
 import { baseOf, type RoutePlugin, redirectUri, serviceOrigin } from './context.js';
@@ -38,7 +39,7 @@ export function notConfigured(integration: Integration, variable: string): HttpP
 }
 
 const credentials: RoutePlugin = async (api, deps) => {
-  const { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs, env, log } = deps;
+  const { store, catalog, secrets, allowedOrigins, limits, oauthGrantTtlMs, env, log, tracing } = deps;
   /** The integration's OAuth client (every OAuth integration has one: server/catalog/auth.ts). */
   const oauthAppOf = (name: string, request: FastifyRequest): OAuthApp | undefined => {
     const auth = catalog.apps.get(name)?.auth;
@@ -192,14 +193,18 @@ const credentials: RoutePlugin = async (api, deps) => {
     const base = { type: 'forge-oauth', integration: found.integration } as const;
     try {
       const flow = secrets.open<SealedFlow>(found.sealedFlow);
-      const credential = await identify(
-        oauthApp,
-        await finishAuthorization(oauthApp, env, callback, {
-          state: callback.get('state') ?? '',
-          ...flow,
-          redirectUri: redirectUri(deps, request),
-        }),
+      const exchanged = await traced(
+        tracing,
+        `oauth code exchange ${found.integration}`,
+        { kind: 'client', attributes: { 'forge.integration': found.integration } },
+        () =>
+          finishAuthorization(oauthApp, env, callback, {
+            state: callback.get('state') ?? '',
+            ...flow,
+            redirectUri: redirectUri(deps, request),
+          }),
       );
+      const credential = await identify(oauthApp, exchanged);
       return {
         ...base,
         status: 'authorized',

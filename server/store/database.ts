@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from './connection.js';
-import { type PoolOptions, postgresKysely } from './postgres.js';
+import { PoolUse } from './pool-use.js';
+import { DEFAULT_POOL_SIZE, type PoolOptions, postgresKysely } from './postgres.js';
 import type { Tables } from './schema.js';
 import { sqliteKysely } from './sqlite.js';
 
@@ -19,10 +20,13 @@ export function describeDatabase(location: string): string {
 export async function openDatabase(
   location: string,
   pool: PoolOptions = {},
-): Promise<{ db: Kysely<Tables>; dialect: Dialect }> {
-  return isPostgresUrl(location)
-    ? { db: await postgresKysely(location, pool), dialect: 'postgres' }
-    : { db: sqliteKysely(location), dialect: 'sqlite' };
+): Promise<{ db: Kysely<Tables>; dialect: Dialect; poolUse: PoolUse }> {
+  if (isPostgresUrl(location)) {
+    const poolUse = new PoolUse(pool.poolSize ?? DEFAULT_POOL_SIZE);
+    return { db: await postgresKysely(location, pool, poolUse), dialect: 'postgres', poolUse };
+  }
+  const poolUse = new PoolUse(1);
+  return { db: sqliteKysely(location, poolUse), dialect: 'sqlite', poolUse };
 }
 
 /** SQLite's extended result codes for a broken UNIQUE or PRIMARY KEY constraint. */

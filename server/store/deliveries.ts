@@ -121,6 +121,20 @@ export class DeliveryRepository {
     await this.connection.db.deleteFrom('deliveries').where('channel', '=', channel).execute();
   }
 
+  /**
+   * The outbox as a job queue, per channel that has any: how many deliveries wait (due, backing
+   * off or leased), and when the error entry of the oldest was recorded (ISO 8601).
+   */
+  async queue(): Promise<Array<{ channel: string; pending: number; oldestAt: string | null }>> {
+    const rows = await this.connection.db
+      .selectFrom('deliveries as d')
+      .leftJoin('error_logs as e', 'e.id', 'd.error_id')
+      .select((eb) => ['d.channel', eb.fn.countAll<number>().as('pending'), eb.fn.min('e.created_at').as('oldestAt')])
+      .groupBy('d.channel')
+      .execute();
+    return rows.map((row) => ({ channel: row.channel, pending: Number(row.pending), oldestAt: row.oldestAt ?? null }));
+  }
+
   /** How many deliveries of a channel wait, and the most recent reason one failed. */
   async backlog(channel: string): Promise<{ pending: number; lastError: string | null }> {
     const row = await this.connection.db

@@ -1,4 +1,5 @@
 import { Kysely, PostgresDialect } from 'kysely';
+import type { PoolUse } from './pool-use.js';
 import type { Tables } from './schema.js';
 
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -10,15 +11,19 @@ const QUERY_TIMEOUT_MS = 15_000;
  * needs it.
  */
 export interface PoolOptions {
-  /** Connections the pool opens at most. Default 10 (pg's). */
+  /** Connections the pool opens at most. Default 10 (DEFAULT_POOL_SIZE, pg's). */
   poolSize?: number;
   /** How long one query may take before the client gives up on it. Default 15 s. */
   statementTimeoutMs?: number;
 }
 
+/** pg's own default for the pool's size. */
+export const DEFAULT_POOL_SIZE = 10;
+
 export async function postgresKysely(
   url: string,
   { poolSize, statementTimeoutMs = QUERY_TIMEOUT_MS }: PoolOptions = {},
+  use?: PoolUse,
 ): Promise<Kysely<Tables>> {
   const { default: pg } = await import('pg');
   const INT8 = 20;
@@ -42,15 +47,15 @@ export async function postgresKysely(
   // on its own (a 503 for its request), and the pool discards a connection that failed.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
+  use?.readWaitingFrom(pool);
   const prepared = new PreparedNames();
-  return new Kysely<Tables>({
-    dialect: new PostgresDialect({
-      pool: {
-        connect: async () => prepared.on(await pool.connect()),
-        end: () => pool.end(),
-      } as unknown as import('pg').Pool,
-    }),
+  const dialect = new PostgresDialect({
+    pool: {
+      connect: async () => prepared.on(await pool.connect()),
+      end: () => pool.end(),
+    } as unknown as import('pg').Pool,
   });
+  return new Kysely<Tables>({ dialect: use ? use.counting(dialect) : dialect });
 }
 
 /** How many SQL texts get a prepared statement on PostgreSQL; the store's fixed set is far smaller. */

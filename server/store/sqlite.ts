@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
+import type { PoolUse } from './pool-use.js';
 import type { Tables } from './schema.js';
 
 /** How long a query waits for another process's write lock on the file before it fails (SQLITE_BUSY). */
@@ -10,8 +11,9 @@ const BUSY_TIMEOUT_MS = 5_000;
  * Kysely over a SQLite file (or `:memory:`), through Node's own SQLite (`node:sqlite`), so
  * installing the service compiles nothing; each SQL text prepared once.
  */
-export function sqliteKysely(path: string): Kysely<Tables> {
-  return new Kysely<Tables>({ dialect: new SqliteDialect({ database: preparingOnce(openSqlite(path)) }) });
+export function sqliteKysely(path: string, use?: PoolUse): Kysely<Tables> {
+  const dialect = new SqliteDialect({ database: preparingOnce(openSqlite(path)) });
+  return new Kysely<Tables>({ dialect: use ? use.counting(dialect) : dialect });
 }
 
 function openSqlite(path: string): DatabaseSync {

@@ -6,6 +6,7 @@ import { openDatabase } from './database.js';
 import { DeliveryRepository } from './deliveries.js';
 import { LogRepository } from './logs.js';
 import { OAuthRepository } from './oauth.js';
+import type { PoolUse } from './pool-use.js';
 import type { PoolOptions } from './postgres.js';
 import { RateCountRepository } from './rate-counts.js';
 import { ScheduleClaimRepository } from './schedule-claims.js';
@@ -45,6 +46,8 @@ export class Store<H extends Handle = Handle> {
   readonly rateCounts: RateCountRepository;
   /** The migrations that opening the database applied (none when it was up to date). */
   migrated: string[] = [];
+  /** Connections in use and queries waiting for one (the metrics); set on the store `open` made. */
+  poolUse: PoolUse | undefined;
 
   constructor(connection: Connection<H>) {
     this.db = connection.db;
@@ -66,7 +69,9 @@ export class Store<H extends Handle = Handle> {
    * `postgres://` URL — and brings its schema up to date.
    */
   static async open(location: string, pool: PoolOptions = {}): Promise<Store> {
-    const store = new Store(await openDatabase(location, pool));
+    const opened = await openDatabase(location, pool);
+    const store = new Store(opened);
+    store.poolUse = opened.poolUse;
     try {
       const { results = [] } = await migrate(store.db, store.dialect);
       store.migrated = results.map((r) => r.migrationName);

@@ -233,6 +233,12 @@ export const configModalStyles = css`
   label.row-head {
     cursor: pointer;
   }
+  .row-actions {
+    display: flex;
+    flex-wrap: wrap;
+    justify-content: flex-end;
+    gap: 0.5rem;
+  }
   .row-text {
     flex: 1;
     min-width: 0;

@@ -9,6 +9,7 @@ import { ConfigError, ForgeError, isAbort } from '../errors.js';
 import { emit, reportError } from '../events.js';
 import { Connection } from '../internal/connection.js';
 import { ForgeModalDialog } from '../internal/dialog.js';
+import { DisconnectConfirm, disconnectConfirmStyles } from '../internal/disconnect-confirm.js';
 import { Localize } from '../internal/localize.js';
 import { themeStyles } from '../theme.js';
 import { configModalStyles } from './config-modal.styles.js';
@@ -18,6 +19,7 @@ import { placeFieldErrors, saveSettings } from './save.js';
 import { fieldValue, problemText, type SettingField, settingFields } from './settings.js';
 import {
   chosen,
+  connectionsFrom,
   emptyView,
   type FocusTarget,
   type Loaded,
@@ -56,6 +58,16 @@ const { PENDING } = TaskStatus;
  * open. After a save, a success view says so; the modal closes when the user presses Done
  * (no timer, so nobody misses the confirmation).
  *
+ * The connect step says how each account stands: "Connected as <account>" (the label the app
+ * gave), "Needs reconnecting" when the app refused the connection (with Reconnect), or "Not
+ * connected". Disconnect asks first, in a dialog that names the user's workflows the service
+ * switches off with it. A connect or a disconnect fires `forge-connect` or `forge-disconnect`,
+ * which every forge element on the page hears (at the document): a `<forge-workflow-list>` stops
+ * offering "Reconnect" for that app at once.
+ *
+ * @event {ForgeEvent<'forge-connect'>} forge-connect - `{integration, account?}`: the user connected an app (or connected it again).
+ * @event {ForgeEvent<'forge-disconnect'>} forge-disconnect - `{integration, switchedOff}`: the user disconnected an app;
+ *   `switchedOff` are the workflows the service switched off with it.
  * @event {ForgeEvent<'forge-show'>} forge-show - The modal starts to open.
  * @event {ForgeEvent<'forge-after-show'>} forge-after-show - The modal is open; `show()` settles now.
  * @event {ForgeEvent<'forge-hide'>} forge-hide - The modal is about to close. `detail.reason`: `button`, `escape`, `backdrop` or `done` (cancelable: `preventDefault()` keeps it open), or `method` (`hide()`; not cancelable).
@@ -87,9 +99,10 @@ const { PENDING } = TaskStatus;
  * @csspart field-error - A field's error message.
  * @csspart message - An error about the whole step.
  * @csspart footer - The bar with the step's buttons.
+ * @csspart confirm - The dialog that confirms a disconnect.
  *
  * @cssproperty [--forge-modal-width=34rem] - Width of the modal on wide screens.
- * @cssproperty [--forge-color-backdrop=rgb(15 17 21 / 0.55)] - Colour over the page behind the modal.
+ * @cssproperty [--forge-color-backdrop=rgb(15 17 21 / 0.55)] - Colour over the page behind the modal and its confirmation.
  * @cssproperty --forge-font-family - Font of everything inside.
  * @cssproperty [--forge-font-size=0.9375rem] - Base font size.
  * @cssproperty [--forge-radius=0.625rem] - Corner radius of controls; the modal's is larger.
@@ -101,12 +114,12 @@ const { PENDING } = TaskStatus;
  * @cssproperty --forge-color-border - Borders and dividers.
  * @cssproperty --forge-color-accent - Main buttons, switches, the current step.
  * @cssproperty --forge-color-accent-text - Text on the accent colour.
- * @cssproperty --forge-color-danger - Errors.
+ * @cssproperty --forge-color-danger - Errors, "Needs reconnecting" and the confirmation's Disconnect button.
  * @cssproperty --forge-color-success - Connected and success states.
  * @cssproperty --forge-focus-ring - The `box-shadow` of a focused control.
  */
 export class ForgeConfigModal extends ForgeModalDialog {
-  static override styles = [themeStyles, configModalStyles];
+  static override styles = [themeStyles, configModalStyles, disconnectConfirmStyles];
 
   static override properties: PropertyDeclarations = {
     // Not reflected, like api-base: see ForgeElement.
@@ -167,6 +180,14 @@ export class ForgeConfigModal extends ForgeModalDialog {
     task: (args, { signal }) => this.#connect(...args, signal),
   });
 
+  #disconnectTask = new Task<[Integration], void>(this, {
+    autoRun: false,
+    task: ([integration], { signal }) => this.#disconnect(integration, signal),
+  });
+
+  /** Asks before a disconnect, naming the workflows it switches off. */
+  readonly #confirm = new DisconnectConfirm(this);
+
   #saveTask = new Task<[], void>(this, {
     autoRun: false,
     task: (_args, { signal }) => this.#save(signal),
@@ -195,6 +216,8 @@ export class ForgeConfigModal extends ForgeModalDialog {
   protected override sessionEnded(): void {
     this.#loadTask.abort();
     this.#connectTask.abort();
+    this.#disconnectTask.abort();
+    this.#confirm.cancel();
     this.#saveTask.abort();
     // What was typed (secrets among it) is not kept after a close; the next open reads anew.
     this.#view = emptyView();
@@ -265,8 +288,11 @@ export class ForgeConfigModal extends ForgeModalDialog {
       if (missing(this.#loadTask.value!, this.#view)[0]) this.#change({ message: this.#text.connectAllFirst });
       else this.#actions.goTo('configure');
     },
+    disconnect: (integration) => {
+      if (!this.#busy()) void this.#disconnectTask.run([integration]);
+    },
     connectOAuth: (integration) => {
-      if (this.#connectTask.status === PENDING) return;
+      if (this.#busy()) return;
       // Before any await: a popup opened later would be blocked.
       void this.#connectTask.run([integration, undefined, openOAuthPopup(integration.name)]);
     },
@@ -290,7 +316,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
 
   #submitParameters(event: SubmitEvent, integration: Integration): void {
     event.preventDefault();
-    if (this.#connectTask.status === PENDING) return;
+    if (this.#busy()) return;
     const values: Record<string, string> = {};
     const errors = new Map(this.#view.errors);
     for (const { name, displayName } of integration.requiredParameters!) {
@@ -314,7 +340,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
     const { name, displayName } = integration;
     const errors = new Map(this.#view.errors);
     errors.delete(name);
-    this.#change({ connecting: name, errors });
+    this.#change({ connecting: name, errors, disconnectNote: undefined });
     try {
       const connected = await connectAccount(
         this.#connection.client,
@@ -322,7 +348,9 @@ export class ForgeConfigModal extends ForgeModalDialog {
         { oauthTimeout: this.oauthTimeout, signal },
       );
       const loaded = this.#loadTask.value!;
-      loaded.connected = new Set(connected.map((c) => c.integration));
+      Object.assign(loaded, connectionsFrom(connected));
+      const account = loaded.connections.get(name)?.account;
+      emit(this, 'forge-connect', { integration: name, ...(account ? { account } : {}) });
       const values = new Map(this.#view.values);
       const reopened = new Set(this.#view.reopened);
       if (parameters) {
@@ -348,6 +376,54 @@ export class ForgeConfigModal extends ForgeModalDialog {
       const describe = connectFailure(this.#text, error, displayName);
       failures.set(name, reportError(this, error, 'connect-failed', describe));
       this.#change({ errors: failures });
+      throw error;
+    }
+  }
+
+  /** One connect or disconnect at a time: their rows' buttons only look disabled meanwhile. */
+  #busy(): boolean {
+    return this.#connectTask.status === PENDING || this.#disconnectTask.status === PENDING;
+  }
+
+  /**
+   * Disconnects an app after the user confirmed it: the confirmation names the user's workflows
+   * that the service switches off with it, read from the service (they may be more than this
+   * open shows). The app is asked to end the access; when it could not be, the row says so.
+   */
+  async #disconnect({ name, displayName }: Integration, signal: AbortSignal): Promise<void> {
+    this.#change({ connecting: name, disconnectNote: undefined });
+    const t = this.#text;
+    const loaded = this.#loadTask.value!;
+    const client = this.#connection.client;
+    try {
+      const uses = await client.getSetup({ integration: name }, { signal });
+      const on = new Set(uses.installed.filter((child) => child.active).map((child) => child.parentId));
+      const names = uses.workflows.filter((parent) => on.has(parent.workflowId)).map((parent) => parent.name);
+      if (!(await this.#confirm.ask(displayName, names)) || signal.aborted) return;
+      let switchedOff: string[] = [];
+      let disconnectNote: View['disconnectNote'];
+      try {
+        const done = await client.disconnect(name, { signal });
+        switchedOff = done.switchedOff;
+        if (done.revocation === 'failed') disconnectNote = [name, t.disconnectNotRevoked(displayName)];
+      } catch (error) {
+        // Disconnected meanwhile (another tab, the host): it is as the user wanted.
+        if ((error as ForgeApiError).status !== 404) throw error;
+      }
+      Object.assign(loaded, connectionsFrom([...loaded.connections.values()].filter((c) => c.integration !== name)));
+      const selected = new Set(this.#view.selected);
+      for (const [parentId, copy] of loaded.installed) {
+        if (!switchedOff.includes(copy.workflowId)) continue;
+        copy.active = false;
+        // The integration view's switches show what the service now holds.
+        if (loaded.integration) selected.delete(parentId);
+      }
+      this.#change({ selected, disconnectNote }, 'body');
+      emit(this, 'forge-disconnect', { integration: name, switchedOff });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const reason = reportError(this, error, 'disconnect-failed', (words) => t.disconnectFailed(displayName, words));
+      this.#change({ disconnectNote: [name, reason] });
       throw error;
     }
   }
@@ -422,7 +498,8 @@ export class ForgeConfigModal extends ForgeModalDialog {
       error: (error) => (isAbort(error) ? loadingView(t) : loadErrorView(t, error as Error, focus, this.#actions)),
     });
     return this.renderDialog(
-      html`<div part="panel" class="panel">${top.content} ${body}</div>`,
+      html`<div part="panel" class="panel">${top.content} ${body}</div>
+        ${this.#confirm.render(t)}`,
       top.described ? 'subtitle' : undefined,
     );
   }
@@ -434,6 +511,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
       view: this.#view,
       saving: this.#saveTask.status === PENDING,
       connectBusy: this.#connectTask.status === PENDING,
+      disconnectBusy: this.#disconnectTask.status === PENDING,
       focus,
       on: this.#actions,
       // `a, b and c` in the element's locale (only the modal joins names, so the list's entry does not carry it).

@@ -52,6 +52,10 @@ export async function connectAccount(
  */
 export interface ConnectStrings {
   connected: string;
+  /** A connection the app named an account for. */
+  connectedAs: (account: string) => string;
+  /** A connection the app refused (revoked or expired): Reconnect fixes it. */
+  broken: string;
   notConnected: string;
   connect: string;
   reconnect: string;
@@ -71,6 +75,8 @@ export interface ConnectStrings {
 
 export const defaultConnectStrings: ConnectStrings = {
   connected: 'Connected',
+  connectedAs: (account) => `Connected as ${account}`,
+  broken: 'Needs reconnecting',
   notConnected: 'Not connected',
   connect: 'Connect',
   reconnect: 'Reconnect',

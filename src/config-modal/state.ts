@@ -1,4 +1,4 @@
-import type { Integration, ParentWorkflow, Setup, VariableValue } from '../api/types.js';
+import type { Integration, ParentWorkflow, Setup, UserConnection, VariableValue } from '../api/types.js';
 import { settingFields, valueIn } from './settings.js';
 
 /** The steps, in order; `choose` only in the integration view. */
@@ -30,9 +30,17 @@ export interface Loaded {
   installed: Map<string, Installed>;
   /** The values the service holds, by field key: what a save compares against. */
   saved: Map<string, VariableValue>;
-  /** Names of the integrations the user has connected. */
+  /** Names of the integrations the user has connected and the app still accepts: what a run can use. */
   connected: Set<string>;
+  /** Every connection the service holds for the user, broken ones too, by integration name. */
+  connections: Map<string, UserConnection>;
 }
+
+/** `connected` and `connections` of the user's connections as the service lists them. */
+export const connectionsFrom = (list: UserConnection[]): Pick<Loaded, 'connected' | 'connections'> => ({
+  connected: new Set(list.filter((c) => c.status !== 'broken').map((c) => c.integration)),
+  connections: new Map(list.map((c) => [c.integration, c])),
+});
 
 /** What the user sees and has done in this open; it changes only through the element's one setter. */
 export interface View {
@@ -49,8 +57,10 @@ export interface View {
   technical?: string | undefined;
   /** Connected required-parameter integrations whose form is open again. */
   reopened: Set<string>;
-  /** The integration the latest connect run is for. */
+  /** The integration the latest connect or disconnect run is for. */
   connecting?: string | undefined;
+  /** What the latest disconnect has to say, in its integration's row: `[name, text]` (it failed, or the app was not told). */
+  disconnectNote?: [string, string] | undefined;
 }
 
 /** Nothing typed, nothing chosen: where every open starts, and what a close leaves (no secrets kept). */
@@ -94,7 +104,7 @@ export function loadedFrom(
     mode: workflowId ? (installed[0] ? 'edit' : 'install') : 'integration',
     installed: copies,
     saved,
-    connected: new Set(credentials.map((c) => c.integration)),
+    ...connectionsFrom(credentials),
   };
 }
 

@@ -1,3 +1,4 @@
+import { type DisconnectStrings, defaultDisconnectStrings } from '../internal/disconnect-confirm.js';
 import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
 import { type ConnectStrings, defaultConnectStrings } from './connect.js';
 
@@ -7,7 +8,7 @@ import { type ConnectStrings, defaultConnectStrings } from './connect.js';
  * an object with the keys to replace; the others stay English. Texts that embed a name or a
  * reason are functions, so a translation can put them where its grammar wants them.
  */
-export interface ConfigModalStrings extends ProblemStrings, ConnectStrings {
+export interface ConfigModalStrings extends ProblemStrings, ConnectStrings, DisconnectStrings {
   /** Accessible name of the close button in the header. */
   close: string;
   /** Title while it is not yet known what is being set up. */
@@ -74,6 +75,7 @@ export interface ConfigModalStrings extends ProblemStrings, ConnectStrings {
 export const defaultConfigModalStrings: ConfigModalStrings = {
   ...defaultProblemStrings,
   ...defaultConnectStrings,
+  ...defaultDisconnectStrings,
   close: 'Close',
   titleLoading: 'Set up integration',
   titleInstall: (name) => `Set up “${name}”`,

@@ -47,6 +47,7 @@ export interface StepActions {
   select(parentId: string, on: boolean): void;
   continueFromConnect(): void;
   connectOAuth(integration: Integration): void;
+  disconnect(integration: Integration): void;
   toggleForm(name: string): void;
   submitParameters(event: SubmitEvent, integration: Integration): void;
   setValue(key: string, value: string): void;
@@ -62,6 +63,8 @@ export interface StepContext {
   saving: boolean;
   /** A connect run is under way for `view.connecting`. */
   connectBusy: boolean;
+  /** A disconnect is under way for `view.connecting` (its confirmation included). */
+  disconnectBusy: boolean;
   focus: FocusMark;
   on: StepActions;
   /** `A, B and C` in the element's locale. */
@@ -252,11 +255,15 @@ export function connectView(context: StepContext) {
 
 /** The connect step's row for one integration: its state, its action, and its parameters' form. */
 function integrationRow(context: StepContext, integration: Integration, id: string, fieldIds: () => string) {
-  const { t, loaded, view, connectBusy, focus, on } = context;
+  const { t, loaded, view, connectBusy, disconnectBusy, focus, on } = context;
   const { name, displayName } = integration;
   const parameters = integration.requiredParameters ?? [];
   const connected = loaded.connected.has(name);
+  // Stored, but not usable: the app refused it (or the list opened this to reconnect it).
+  const connection = loaded.connections.get(name);
+  const broken = !!connection && !connected;
   const busy = connectBusy && view.connecting === name;
+  const disconnecting = disconnectBusy && view.connecting === name;
   const failure = view.errors.get(name);
   const formOpen = parameters[0] && (!connected || view.reopened.has(name));
   let action: unknown = nothing;
@@ -268,7 +275,7 @@ function integrationRow(context: StepContext, integration: Integration, id: stri
       ?autofocus=${focus.at('body')}
       @click=${() => on.connectOAuth(integration)}
     >
-      ${busy ? spinner : nothing} ${failure ? t.retry : connected ? t.reconnect : t.connect}
+      ${busy ? spinner : nothing} ${failure ? t.retry : connection ? t.reconnect : t.connect}
     </button>`;
   } else if (connected) {
     action = html`<button
@@ -286,12 +293,36 @@ function integrationRow(context: StepContext, integration: Integration, id: stri
       ${iconImage(integration.icon)}
       <span class="row-text">
         <span class="row-name" id="${id}-name">${displayName}</span>
-        <span class="status ${connected ? 'connected' : 'muted'}" id="${id}-status">
-          ${connected && !busy ? checkGlyph : nothing}
-          ${busy && !parameters[0] ? t.waitingForPopup(displayName) : connected ? t.connected : t.notConnected}
+        <span class="status ${connected ? 'connected' : broken ? 'danger' : 'muted'}" id="${id}-status">
+          ${busy ? nothing : connected ? checkGlyph : broken ? alertGlyph : nothing}
+          ${
+            busy && !parameters[0]
+              ? t.waitingForPopup(displayName)
+              : connected
+                ? connection?.account
+                  ? t.connectedAs(connection.account)
+                  : t.connected
+                : broken
+                  ? t.broken
+                  : t.notConnected
+          }
         </span>
       </span>
-      ${action}
+      <span class="row-actions">
+        ${action}
+        ${
+          connection
+            ? html`<button
+                class="button"
+                aria-describedby="${id}-name"
+                aria-disabled=${disconnecting}
+                @click=${() => on.disconnect(integration)}
+              >
+                ${disconnecting ? spinner : nothing} ${t.disconnect}
+              </button>`
+            : nothing
+        }
+      </span>
     </div>
     ${
       formOpen
@@ -313,6 +344,11 @@ function integrationRow(context: StepContext, integration: Integration, id: stri
         : nothing
     }
     ${failure ? html`<p class="row-error danger" role="alert">${alertGlyph}<span>${failure}</span></p>` : nothing}
+    ${
+      view.disconnectNote?.[0] === name
+        ? html`<p class="row-error danger" role="alert">${alertGlyph}<span>${view.disconnectNote[1]}</span></p>`
+        : nothing
+    }
   </li>`;
 }
 

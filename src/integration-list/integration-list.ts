@@ -127,7 +127,8 @@ export class ForgeIntegrationList extends ForgeElement {
   strings: Partial<IntegrationListStrings> = {};
 
   readonly #localize = new Localize(this, 'integrationList', defaultIntegrationListStrings);
-  readonly #connection = new Connection(this);
+  // A connect or disconnect anywhere on the page (the modal's, another element's) reads the user's state again.
+  readonly #connection = new Connection(this, () => void this.#reread());
   readonly #confirm = new DisconnectConfirm(this);
 
   get #text(): IntegrationListStrings {

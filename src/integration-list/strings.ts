@@ -29,9 +29,6 @@ export interface IntegrationListStrings extends ProblemStrings, ConnectStrings, 
   /** Announced while the search or the category filter is in use. */
   matchCount: (shown: number, total: number, plural: Plural) => string;
   noMatches: string;
-  /** The app's state, in words (an icon goes with each). */
-  connectedAs: (account: string) => string;
-  broken: string;
   /** An app that needs no account of the user's. */
   noAccountNeeded: string;
   /** The button that opens the modal with the app's workflows; `on` of them are switched on. */
@@ -58,8 +55,6 @@ export const defaultIntegrationListStrings: IntegrationListStrings = {
   matchCount: (shown, total, plural) =>
     plural(total, { one: `${shown} of # app shown`, other: `${shown} of # apps shown` }),
   noMatches: 'No app matches your search.',
-  connectedAs: (account) => `Connected as ${account}`,
-  broken: 'Needs reconnecting',
   noAccountNeeded: 'No account needed',
   workflows: (on, plural) => plural(on, { other: 'Workflows (# on)' }),
   unavailable: (app) => `${app} can't be connected right now. Try again later.`,

@@ -53,9 +53,17 @@ export class Connection implements ReactiveController {
   #tokens?: TokenSource | undefined;
   #client?: ForgeEmbedClient;
   #clientFor: unknown[] = [];
+  readonly #appsChanged: (() => void) | undefined;
 
-  constructor(host: ConnectionHost) {
+  /**
+   * `appsChanged`, when given, runs whenever the user connects or disconnects an app anywhere on
+   * the page (`forge-connect` or `forge-disconnect` reaches the document) while the element is
+   * connected: every element that shows connections updates at once, whichever one the user used.
+   * Heard in the capture phase, so a page that stops the event's propagation does not hide it.
+   */
+  constructor(host: ConnectionHost, appsChanged?: () => void) {
     this.#host = host;
+    this.#appsChanged = appsChanged;
     host.addController(this);
   }
 
@@ -67,6 +75,11 @@ export class Connection implements ReactiveController {
   hostConnected(): void {
     if (this.#lifetime.signal.aborted) this.#lifetime = new AbortController();
     this.#tokens?.keepFresh(this, true);
+    // Removed with the lifetime's end, like every request the element started.
+    const changed = this.#appsChanged;
+    for (const name of ['forge-connect', 'forge-disconnect']) {
+      if (changed) document.addEventListener(name, changed, { capture: true, signal: this.signal });
+    }
   }
 
   hostDisconnected(): void {

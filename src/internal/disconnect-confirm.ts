@@ -66,6 +66,11 @@ export class DisconnectConfirm implements ReactiveController {
     });
   }
 
+  /** Answers an open question with no: for an element whose view the question belonged to has closed. */
+  cancel(): void {
+    this.#settle(false);
+  }
+
   get #dialog(): HTMLDialogElement | null {
     return this.#host.renderRoot.querySelector('dialog[part~="confirm"]');
   }

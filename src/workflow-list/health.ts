@@ -10,7 +10,8 @@ export function healthView(c: RowContext, id: string, name: string, row: Install
   const app = failure?.integration ? (c.integrations.get(failure.integration)?.displayName ?? failure.integration) : '';
   const open = c.expanded.has(id);
   let fix: unknown = nothing;
-  if (failure?.kind === 'connection' && app) {
+  // Not once the user has connected the app again: the next run tells whether that fixed it.
+  if (failure?.kind === 'connection' && app && !failure.reconnectedAt) {
     fix = html`<button type="button" class="button tonal" part="fix-button" @click=${() => actions.openModal(id, failure.integration!)}>
       ${t.reconnect(app)}<span class="visually-hidden"> · ${name}</span>
     </button>`;

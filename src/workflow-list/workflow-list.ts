@@ -54,9 +54,15 @@ import { workflowListStyles } from './workflow-list.styles.js';
  * connect step), "Fix settings" when a setting is wrong. "Runs" opens the workflow's recent runs,
  * page by page, with the blocks each went through. All of it comes in the one read the list
  * opens with (`GET /workflow-health`), read again every `refresh-interval` seconds while the page
- * is visible and whenever it becomes visible again; nothing is asked while it is hidden.
+ * is visible and whenever it becomes visible again; nothing is asked while it is hidden. It is
+ * also read again the moment the user connects or disconnects an app anywhere on the page
+ * (`forge-connect` or `forge-disconnect` reaches the document, from this list's modal or any
+ * other element, or dispatched by the host): a row stops offering "Reconnect <app>" as soon as
+ * the app is connected again.
  *
  * @event {ForgeEvent<'forge-toggle'>} forge-toggle - `{workflowId, active}`: the service confirmed a switch the user moved.
+ * @event {ForgeEvent<'forge-connect'>} forge-connect - Bubbles out of the modal: the user connected an app.
+ * @event {ForgeEvent<'forge-disconnect'>} forge-disconnect - Bubbles out of the modal: the user disconnected an app.
  * @event {ForgeEvent<'forge-error'>} forge-error - `{code, message, status?}`: loading, a switch, or a token failed; the
  *   element shows the message too.
  * @event {ForgeEvent<'forge-install'>} forge-install - Bubbles out of the modal: the user enabled a workflow.
@@ -147,7 +153,9 @@ export class ForgeWorkflowList extends ForgeElement {
   #view: ListView = emptyListView();
   #refreshTimer?: ReturnType<typeof setInterval> | undefined;
 
-  readonly #connection = new Connection(this);
+  // A connection made or removed anywhere on the page: the health read again says whether a
+  // row still needs "Reconnect" (the service marks a failure the user has reconnected since).
+  readonly #connection = new Connection(this, () => void this.#refreshHealth());
   readonly #rowActions: RowActions = {
     toggle: (parentId, row, event) => this.#handleToggle(parentId, row, event),
     openModal: (parentId, reconnect) => void this.#openModal(parentId, reconnect),
@@ -174,7 +182,8 @@ export class ForgeWorkflowList extends ForgeElement {
   override connectedCallback(): void {
     super.connectedCallback();
     prefetchConfigModalWhenIdle();
-    document.addEventListener('visibilitychange', this.#handleVisibility);
+    // Removed when the element is (the connection's signal ends with its time on the page).
+    document.addEventListener('visibilitychange', this.#handleVisibility, { signal: this.#connection.signal });
     this.#scheduleRefresh();
     // Back on the page after a removal, which stopped every request: read everything again.
     if (this.hasUpdated) {
@@ -185,7 +194,6 @@ export class ForgeWorkflowList extends ForgeElement {
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    document.removeEventListener('visibilitychange', this.#handleVisibility);
     this.#scheduleRefresh();
     this.#loadTask.abort();
   }

@@ -1,10 +1,12 @@
 /**
  * GET /metrics (issue 28, item 1): Prometheus text, with the API key only, counting what the
  * service did: requests by route and status, runs by trigger and outcome, blocks by type,
- * deliveries by outcome, the outbox, and the process.
+ * deliveries by outcome, the job queues (the outbox, the scheduler's minutes), the database
+ * pool, and the process. Token refreshes and broken connections: test/server/oauth.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { BACKEND } from './backend.js';
 import { type Harness, newUser, REFUSE, Receiver, sendWebhook, startHarness, until } from './engine-support.js';
 
 describe('GET /metrics', () => {
@@ -49,6 +51,13 @@ describe('GET /metrics', () => {
       /^forge_block_duration_seconds_count\{type="fail",outcome="failed"\} 1$/m,
       /^forge_block_duration_seconds_count\{type="webhook",outcome="succeeded"\} 1$/m,
       /^forge_delivery_queue_pending\{channel="webhook"\} 0$/m,
+      /^forge_delivery_queue_oldest_age_seconds\{channel="webhook"\} 0$/m,
+      /^forge_scheduler_minutes_pending 0$/m,
+      /^forge_scheduler_oldest_pending_minute_age_seconds 0$/m,
+      /^forge_runs_in_progress 0$/m,
+      /^forge_db_connections_in_use \d+$/m,
+      /^forge_db_connections_waiting 0$/m,
+      new RegExp(`^forge_db_connections_max ${BACKEND === 'sqlite' ? 1 : 10}$`, 'm'),
       /^process_cpu_user_seconds_total \d/m,
       /^nodejs_eventloop_lag_seconds \d/m,
     ]) {
@@ -56,6 +65,81 @@ describe('GET /metrics', () => {
     }
   });
 });
+
+describe('queues and the database pool', () => {
+  test('the outbox: deliveries waiting for a receiver that is down, and how old the oldest is', async () => {
+    // Long backoff: the failed delivery stays in the outbox while the test reads it.
+    const h = await startHarness({ delivery: { backoff: () => 60_000 } });
+    try {
+      const down = new Receiver();
+      await down.up();
+      await h.api('PUT', '/settings', { errorWebhookUrl: down.url });
+      await down.down();
+      const child = await (await newUser(h)).install(REFUSE);
+      await sendWebhook(h, child, { orderId: 'undelivered' });
+      let text = '';
+      await until(async () => {
+        text = await (await scrapeOf(h)).text();
+        return /forge_deliveries_total\{channel="webhook",outcome="failed"\} 1/.test(text);
+      });
+      assert.match(text, /^forge_delivery_queue_pending\{channel="webhook"\} 1$/m);
+      const age = Number(/^forge_delivery_queue_oldest_age_seconds\{channel="webhook"\} (\S+)$/m.exec(text)?.[1]);
+      assert.ok(age > 0 && age < 60, `oldest age ${age} s`);
+      assert.match(text, /^forge_delivery_queue_pending\{channel="eventBus"\} 0$/m);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('the scheduler: minutes due that have not run, and how far behind it is', async () => {
+    // A clock the test moves without telling the scheduler: as an event loop that stalled for
+    // five minutes would, the minutes come due before the scheduler's timer can start them.
+    const start = Date.UTC(2026, 10, 26, 12, 0, 10);
+    let now = start;
+    const clock = { now: () => now, onJump: () => () => {} };
+    const h = await startHarness({ clock });
+    try {
+      h.service.engine.startScheduler();
+      now = start + 5 * 60_000;
+      const text = await (await scrapeOf(h)).text();
+      // 12:00 (started at once, may still be running) to 12:05; at least 12:01–12:05 wait.
+      const pending = Number(/^forge_scheduler_minutes_pending (\d+)$/m.exec(text)?.[1]);
+      assert.ok(pending === 5 || pending === 6, `${pending} minutes pending`);
+      const behind = Number(/^forge_scheduler_oldest_pending_minute_age_seconds (\S+)$/m.exec(text)?.[1]);
+      assert.ok(behind >= 4 * 60 + 10 && behind <= 5 * 60 + 10, `${behind} s behind`);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('connections in use, and queries waiting while a transaction holds them', async () => {
+    const h = await startHarness();
+    try {
+      const pool = h.service.store.poolUse!;
+      let release = () => {};
+      let entered = () => {};
+      const inside = new Promise<void>((resolve) => (entered = resolve));
+      const transaction = h.service.store.transaction(async (tx) => {
+        await tx.ping();
+        entered();
+        await new Promise<void>((resolve) => (release = resolve));
+      });
+      await inside;
+      assert.equal(pool.inUse, 1);
+      const waiting = h.service.store.ping();
+      // SQLite has one connection, which the transaction holds; PostgreSQL's pool has more.
+      if (BACKEND === 'sqlite') await until(() => pool.waiting >= 1, `waiting: ${pool.waiting}`);
+      release();
+      await Promise.all([transaction, waiting]);
+      assert.deepEqual([pool.inUse, pool.waiting], [0, 0]);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+const scrapeOf = (h: Harness) =>
+  fetch(`${h.service.url}/metrics`, { headers: { Authorization: `Bearer ${h.service.apiKey}` } });
 
 describe('backpressure', () => {
   test('past the memory bound, requests get 503 with Retry-After and /readyz says not ready; /healthz still answers', async () => {

@@ -236,6 +236,12 @@ async function install(user: { token: string }, integration = 'basicco') {
 const run = async (childId: string) =>
   forge.service.engine.run((await forge.store.children.get(childId))!, { kind: 'webhook', body: {} });
 
+/** A counter's value on the service's /metrics text (0 before it is first counted). */
+async function counted(name: string, labels: string): Promise<number> {
+  const text = await forge.service.metrics!.registry.metrics();
+  return Number(new RegExp(`^${name}\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+}
+
 /** Moves the stored token's expiry: the test's stand-in for waiting until it is about to expire. */
 async function expireSoon(userId: string, integration = 'basicco') {
   const credential = (await stored(userId, integration)) as Extract<StoredCredential, { kind: 'oauth2' }>;
@@ -259,6 +265,7 @@ describe('tokens stay fresh, exactly once', () => {
     const child = await install(user);
     const old = await expireSoon(user.userId);
     const refreshes = provider.tokenRequests.refresh_token;
+    const refreshed = await counted('forge_token_refreshes_total', 'integration="basicco",outcome="refreshed"');
     api.seen.length = 0;
     const outcomes = await Promise.all([run(child), run(child), run(child)]);
     assert.deepEqual(
@@ -266,6 +273,10 @@ describe('tokens stay fresh, exactly once', () => {
       [true, true, true],
     );
     assert.equal(provider.tokenRequests.refresh_token, refreshes + 1);
+    assert.equal(
+      await counted('forge_token_refreshes_total', 'integration="basicco",outcome="refreshed"'),
+      refreshed + 1,
+    );
     const now = (await stored(user.userId, 'basicco')) as Extract<StoredCredential, { kind: 'oauth2' }>;
     assert.notEqual(now.accessToken, old.accessToken);
     assert.ok(now.refreshToken && now.refreshToken !== old.refreshToken);
@@ -297,9 +308,17 @@ describe('tokens stay fresh, exactly once', () => {
       'basicco',
       forge.service.secrets.seal({ ...old, expiresAt: Date.now() + 1000 }),
     );
+    const broken = await counted('forge_connections_broken_total', 'integration="basicco"');
+    const refusedRefreshes = await counted('forge_token_refreshes_total', 'integration="basicco",outcome="broken"');
     const failed = await run(child);
     assert.equal(failed.error?.kind, 'connection', JSON.stringify(failed.error));
     assert.equal((await forge.store.credentials.getConnection(user.userId, 'basicco'))?.status, 'broken');
+    // The metrics count the refresh the provider refused and the connection it broke.
+    assert.equal(await counted('forge_connections_broken_total', 'integration="basicco"'), broken + 1);
+    assert.equal(
+      await counted('forge_token_refreshes_total', 'integration="basicco",outcome="broken"'),
+      refusedRefreshes + 1,
+    );
     api.seen.length = 0;
     const refreshes = provider.tokenRequests.refresh_token;
     const again = await run(child);

@@ -5,60 +5,20 @@
  * deploy pipeline.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { buildService } from '../../server/app.js';
 import { generateApiKey } from '../../server/auth.js';
 import { PACKAGE_ROOT } from '../../server/paths.js';
 import { testDatabase } from './backend.js';
 import { PAYMENTS, REFUSE, Receiver, writeTestCatalog } from './engine-support.js';
-import { API } from './support.js';
+import { call, jsonLines, launch, MAIN } from './process-support.js';
 
 const run = promisify(execFile);
-const MAIN = join(PACKAGE_ROOT, 'main.ts');
-const launched = new Set<ChildProcess>();
-after(() => {
-  for (const child of launched) child.kill('SIGKILL');
-});
-
-/** `forge-service` with `env`; resolves once it listens, with its URL and everything it wrote. */
-async function launch(env: Record<string, string>, args: string[] = []) {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-    cwd: PACKAGE_ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  launched.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', () => {
-      const found = /listening on (http:\/\/[^/"]+)/.exec(stdout);
-      if (found) resolve(found[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`forge-service exited with ${code}:\n${stdout}${stderr}`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { child, url, exited, stdout: () => stdout, stderr: () => stderr };
-}
-
-const call = async (url: string, method: string, path: string, credential: string, body?: unknown) => {
-  const response = await fetch(`${url}${API}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${credential}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-};
 
 describe('the log of a whole run', () => {
   test('is one JSON object per line, with level, request id and execution id, and no secret; lines logged before a kill -9 are out', async () => {
@@ -112,13 +72,7 @@ describe('the log of a whole run', () => {
       await service.exited;
 
       const lines = service.stdout().split('\n').filter(Boolean);
-      const entries = lines.map((line) => {
-        try {
-          return JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          return assert.fail(`not a JSON line: ${line}`);
-        }
-      });
+      const entries = jsonLines(service.stdout());
       assert.equal(service.stderr(), '', 'nothing on stderr');
       for (const entry of entries) {
         assert.match(String(entry.level), /^(trace|debug|info|warn|error|fatal)$/, JSON.stringify(entry));
@@ -133,6 +87,11 @@ describe('the log of a whole run', () => {
         lastRun.some((e) => e.level === 'warn' && /execution failed: Refused order last words/.test(String(e.msg))),
         `the failed run's line, logged before the kill: ${JSON.stringify(entries.slice(-3))}`,
       );
+      // Everything a run logs carries its execution id (the engine's lines all come from runs).
+      const runLines = entries.filter((e) => e.component === 'engine' || (e.workflowId && e.msg !== 'request'));
+      assert.ok(runLines.length >= 2, `${runLines.length} lines from runs`);
+      for (const line of runLines) assert.match(String(line.executionId), /^[0-9a-f]{24}$/, JSON.stringify(line));
+      assert.ok(!entries.some((e) => /Metrics \(no API key\)/.test(String(e.msg))), 'no metrics listener by default');
       const log = lines.join('\n');
       for (const [what, secret] of [
         ['the API key', apiKey],
@@ -168,10 +127,23 @@ describe('configuration', () => {
       ['--drain-delay-ms', 'FORGE_DRAIN_DELAY_MS'],
       ['--webhook-secret-grace-hours', 'FORGE_WEBHOOK_SECRET_GRACE_HOURS'],
       ['--log-level', 'FORGE_LOG_LEVEL'],
+      ['--metrics', 'FORGE_METRICS'],
+      ['--metrics-port', 'FORGE_METRICS_PORT'],
+      ['--metrics-host', 'FORGE_METRICS_HOST'],
+      ['--max-event-loop-delay-ms', 'FORGE_MAX_EVENT_LOOP_DELAY_MS'],
+      ['--max-heap-used-bytes', 'FORGE_MAX_HEAP_USED_BYTES'],
+      ['--public-url', 'FORGE_PUBLIC_URL'],
     ]) {
       assert.match(stdout, new RegExp(`^  ${flag}\\b.*${variable}`, 'm'), `${flag} / ${variable}`);
     }
-    for (const variable of ['FORGE_API_KEY', 'FORGE_ALLOWED_ORIGINS', 'FORGE_SECRET_KEY', 'FORGE_SANDBOX_URL']) {
+    for (const variable of [
+      'FORGE_API_KEY',
+      'FORGE_ALLOWED_ORIGINS',
+      'FORGE_SECRET_KEY',
+      'FORGE_SANDBOX_URL',
+      'FORGE_LOG',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+    ]) {
       assert.match(stdout, new RegExp(`^  ${variable}\\b`, 'm'));
     }
   });
@@ -228,5 +200,71 @@ describe('configuration', () => {
     const badCatalog = await check({ FORGE_CATALOG: catalog });
     assert.equal(badCatalog.code, 1);
     assert.match(badCatalog.output, /the catalog: .*cron/is);
+  });
+});
+
+describe('with FORGE_LOG=off and a metrics listener', () => {
+  test('the log stays JSON without request lines, and --metrics-port serves /metrics without the key, on loopback', async () => {
+    const apiKey = generateApiKey();
+    const { db } = await testDatabase(join(mkdtempSync(join(tmpdir(), 'forge-ops-')), 'quiet.db'));
+    const service = await launch({
+      FORGE_API_KEY: apiKey,
+      FORGE_PORT: '0',
+      DATABASE_URL: db,
+      FORGE_CATALOG: writeTestCatalog(),
+      FORGE_LOG: 'off',
+      FORGE_METRICS_PORT: '0',
+    });
+    try {
+      assert.equal((await call(service.url, 'GET', '/user', apiKey)).status, 200);
+      // The service's own port still wants the key.
+      assert.equal((await fetch(`${service.url}/metrics`)).status, 401);
+      const metricsUrl = /Metrics \(no API key\) on (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(service.stdout())?.[1];
+      assert.ok(metricsUrl, service.stdout());
+      const scraped = await fetch(metricsUrl);
+      assert.equal(scraped.status, 200);
+      assert.match(
+        await scraped.text(),
+        /^forge_http_request_duration_seconds_count\{method="GET",route="\/forge\/2021-12\/user",status="200"\} 1$/m,
+      );
+      assert.equal((await fetch(metricsUrl.replace('/metrics', '/forge/2021-12/user'))).status, 404);
+      service.child.kill('SIGTERM');
+      assert.equal(await service.exited, 0);
+      const entries = jsonLines(service.stdout());
+      assert.ok(entries.length >= 5);
+      assert.ok(!entries.some((e) => e.msg === 'request'), 'no line per request');
+      assert.equal(service.stderr(), '');
+    } finally {
+      service.child.kill('SIGKILL');
+    }
+  });
+
+  test('without a log stream, an unexpected error still is one JSON line (on stderr), never plain text', async (t) => {
+    const { db, drop } = await testDatabase();
+    const service = await buildService({ db, catalog: writeTestCatalog() });
+    service.app.get('/fails', async () => {
+      throw new Error('the disk is full');
+    });
+    const written: string[] = [];
+    const write = t.mock.method(process.stderr, 'write', (chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      const answer = await service.app.inject('/fails');
+      write.mock.restore();
+      assert.equal(answer.statusCode, 500);
+      assert.doesNotMatch(answer.body, /disk/);
+      assert.equal(written.length, 1, written.join(''));
+      const line = JSON.parse(written[0]!);
+      assert.equal(line.level, 'error');
+      assert.equal(line.msg, 'request failed');
+      assert.match(line.err.message, /the disk is full/);
+      assert.match(String(line.reqId), /\S/);
+    } finally {
+      write.mock.restore();
+      await service.app.close();
+      await drop?.();
+    }
   });
 });

@@ -63,9 +63,13 @@ export const clearFaults = () => forge<boolean>('clearFaults');
 /**
  * Stores a credential for each integration, as if the user had connected it (OAuth ones too);
  * a `revoked` one is refused by the apps, as a token the user revoked in the app would be.
+ * `account`: the label the app gave for it; `broken`: the service has found that the app refuses it.
  */
-export const connectIntegrations = (userId: string, integrations: string[], { revoked = false } = {}) =>
-  forge<boolean>('connect', { userId, integrations, revoked });
+export const connectIntegrations = (
+  userId: string,
+  integrations: string[],
+  { revoked = false, account, broken = false }: { revoked?: boolean; account?: string; broken?: boolean } = {},
+) => forge<boolean>('connect', { userId, integrations, revoked, account, broken });
 
 /** POSTs `payload` to a child workflow's webhook URL (read with the API key), as the app would; answers the run. */
 export async function runWorkflow(workflowId: string, payload: Record<string, unknown>) {
