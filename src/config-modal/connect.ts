@@ -55,8 +55,26 @@ export async function connectAccount(
   return client.listCredentials({ signal });
 }
 
-/** The texts of a connect that failed, shared by every element that connects accounts. */
-export interface ConnectFailureStrings {
+/**
+ * The texts of connecting an account, the same in every element that connects one (the modal's
+ * connect step, the integration list's cards).
+ */
+export interface ConnectStrings {
+  connected: string;
+  /** A connection the app named an account for. */
+  connectedAs: (account: string) => string;
+  /** A connection the app refused (revoked or expired): Reconnect fixes it. */
+  broken: string;
+  notConnected: string;
+  connect: string;
+  reconnect: string;
+  cancel: string;
+  /** Shown while an app's sign-in window is open. */
+  waitingForPopup: (integrationName: string) => string;
+  /** Label of the button that saves an integration's required parameters. */
+  saveParameters: string;
+  parameterRequired: (label: string) => string;
+  /** Why a connect failed: */
   oauthBlocked: (integrationName: string) => string;
   oauthClosed: (integrationName: string) => string;
   oauthTimeout: (integrationName: string) => string;
@@ -64,7 +82,17 @@ export interface ConnectFailureStrings {
   connectFailed: (integrationName: string, reason: string) => string;
 }
 
-export const defaultConnectFailureStrings: ConnectFailureStrings = {
+export const defaultConnectStrings: ConnectStrings = {
+  connected: 'Connected',
+  connectedAs: (account) => `Connected as ${account}`,
+  broken: 'Needs reconnecting',
+  notConnected: 'Not connected',
+  connect: 'Connect',
+  reconnect: 'Reconnect',
+  cancel: 'Cancel',
+  waitingForPopup: (name) => `Finish connecting in the ${name} window.`,
+  saveParameters: 'Connect',
+  parameterRequired: (label) => `Enter the ${label}.`,
   oauthBlocked: (name) =>
     `Your browser blocked the ${name} sign-in window. Allow pop-ups for this site, then try again.`,
   oauthClosed: (name) =>
@@ -79,11 +107,7 @@ export const defaultConnectFailureStrings: ConnectFailureStrings = {
  * own for a popup that was blocked, closed, timed out or denied; otherwise `connectFailed` around
  * the plain words for the failure (`reportError` passes them to what this answers).
  */
-export function connectFailure(
-  t: ConnectFailureStrings,
-  error: unknown,
-  displayName: string,
-): (reason: string) => string {
+export function connectFailure(t: ConnectStrings, error: unknown, displayName: string): (reason: string) => string {
   const oauthMessages: Partial<Record<ForgeErrorCode, (name: string) => string>> = {
     'oauth-blocked': t.oauthBlocked,
     'oauth-closed': t.oauthClosed,

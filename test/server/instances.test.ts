@@ -5,7 +5,7 @@
  * both lose nothing acknowledged. Time is the test's clock, not minutes of waiting.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
@@ -323,30 +323,61 @@ describe('one database, any instance answers', () => {
     assert.ok((await post(b)).status < 300);
     assert.equal((await executions(a, child)).length, 2, 'A sent the page it kept before B stored a run');
   });
+});
 
-  test('an OAuth flow started on one instance completes on the other, page by page', async () => {
+describe('an OAuth flow behind a load balancer', () => {
+  // Instances behind a load balancer share one public URL (--public-url): the redirect URI the
+  // local provider registered is on it. The
+  // balancer sends each request to the next instance in turn, so every page of the popup lands
+  // on the other instance than the one before.
+  const env: Record<string, string> = {};
+  let balancer: Server;
+  let turn = 0;
+  before(async () => {
+    balancer = createServer((incoming, outgoing) => {
+      const target = new URL(pair.cluster.instances[turn++ % 2]!.url);
+      const forwarded = request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: incoming.url,
+          method: incoming.method,
+          headers: incoming.headers,
+        },
+        (answer) => {
+          outgoing.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(outgoing);
+        },
+      );
+      forwarded.on('error', () => outgoing.writeHead(502).end());
+      incoming.pipe(forwarded);
+    });
+    await new Promise<void>((resolve) => balancer.listen(0, '127.0.0.1', resolve));
+    env.FORGE_PUBLIC_URL = `http://127.0.0.1:${(balancer.address() as AddressInfo).port}`;
+  });
+  const pair = twoInstances('2026-03-02T12:00:00Z', env);
+  after(() => new Promise<void>((resolve) => balancer.close(() => resolve())));
+
+  test('completes page by page, each page on another instance', async () => {
     const { a, b } = pair;
     const { token } = await newUser(a);
-    // Each step of the popup lands on the other instance, as a load balancer may send it.
-    const other = (url: string, instance: Instance) => {
-      const moved = new URL(url, instance.url);
-      return new URL(moved.pathname + moved.search, instance.url).toString();
-    };
     const started = await a.api('POST', `/credentials/${OAUTH}/oauth`, undefined, token);
     assert.equal(started.status, 200, JSON.stringify(started.body));
-    const authorize = await fetch(other(started.body.url, b), { redirect: 'manual' });
+    // The popup opens the link on the balancer's origin, as a browser would reach the service there.
+    const link = new URL(started.body.url);
+    const authorize = await fetch(new URL(link.pathname + link.search, env.FORGE_PUBLIC_URL), { redirect: 'manual' });
     assert.equal(authorize.status, 302);
-    const page = await (await fetch(other(authorize.headers.get('location')!, a))).text();
+    const page = await (await fetch(authorize.headers.get('location')!)).text();
     const action = /<form method="post" action="([^"]+)"/.exec(page)?.[1]?.replaceAll('&#38;', '&');
-    assert.ok(action, 'the consent page has no form');
-    const consent = await fetch(other(action, b), {
+    assert.ok(action, `the consent page has no form: ${page}`);
+    const consent = await fetch(new URL(action, env.FORGE_PUBLIC_URL), {
       method: 'POST',
       redirect: 'manual',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: 'decision=allow',
     });
     assert.equal(consent.status, 303);
-    const callback = await (await fetch(other(consent.headers.get('location')!, a))).text();
+    const callback = await (await fetch(new URL(consent.headers.get('location')!, env.FORGE_PUBLIC_URL))).text();
     const message = JSON.parse(/window\.opener\.postMessage\((\{.*?\}), /.exec(callback)![1]!);
     assert.equal(message.status, 'authorized', callback);
     const confirmed = await b.api('POST', `/credentials/${OAUTH}/oauth/confirm`, { grant: message.grant }, token);
@@ -356,5 +387,6 @@ describe('one database, any instance answers', () => {
       connected.map((c: { integration: string }) => c.integration),
       [OAUTH],
     );
+    assert.equal(turn, 4, 'the balancer took the authorize link, the consent page and its answer, and the callback');
   });
 });
