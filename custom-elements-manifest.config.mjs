@@ -7,7 +7,7 @@ export default {
   globs: [
     'src/internal/forge-element.ts',
     'src/internal/dialog.ts',
-    'src/{config-modal,workflow-list}/{config-modal,workflow-list,define}.ts',
+    'src/{config-modal,workflow-list,integration-list}/{config-modal,workflow-list,integration-list,define}.ts',
   ],
   outdir: '.',
   litelement: true,

@@ -52,8 +52,15 @@ export default {
     // The file package.json's `unpkg` names; the modal's chunk (and any other `import()`) sits beside it.
     entryFileNames: 'forge-embed.min.js',
     // Named after the element or view they hold (every element's registration module is `define`).
-    chunkFileNames: ({ name, facadeModuleId }) =>
-      `${(name === 'define' && facadeModuleId?.split('/').at(-2)) || name}-[hash].min.js`,
+    chunkFileNames: ({ name, moduleIds }) =>
+      `${
+        (name === 'define' &&
+          moduleIds
+            .find((id) => id.endsWith('/define.js'))
+            ?.split('/')
+            .at(-2)) ||
+        name
+      }-[hash].min.js`,
     format: 'es',
     sourcemap: true,
   },

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { defaultReporter } from '@web/test-runner';
+import { oauthReturnPage } from './dist/src/host/index.js';
 import { startService } from './server/dist/app.js';
 import { DEMO_CATALOG } from './server/dist/paths.js';
 import { startSandbox } from './server/dist/sandbox.js';
@@ -35,6 +36,19 @@ const stopWebKitDriver = BROWSERS.includes('webkit') ? await startWebKitDriver(W
 // The workflows' HTTP blocks call the sandbox's stand-in apps, so runs succeed and fail for real.
 const sandbox = await startSandbox({ port: 0 });
 const service = await startService({ port: 0, db: ':memory:', allowedOrigins: [ORIGIN], sandboxUrl: sandbox.url });
+// A service whose local provider's consent page sends Cross-Origin-Opener-Policy: same-origin, as
+// Microsoft's login does: the popup loses its opener (test/config-modal.coop.test.ts).
+const coopService = await startService({
+  port: 0,
+  db: ':memory:',
+  allowedOrigins: [ORIGIN],
+  localProvider: { consentOpenerPolicy: 'same-origin' },
+});
+const coopApi = (path, init = {}) =>
+  fetch(`${coopService.url}/forge/2021-12${path}`, {
+    ...init,
+    headers: { Authorization: `Bearer ${coopService.apiKey}`, 'Content-Type': 'application/json' },
+  }).then(async (r) => ({ status: r.status, body: await r.json() }));
 
 /**
  * A catalog of LONG_LIST_ROWS workflows (copies of the demo's first one, numbered), on a service of
@@ -112,6 +126,7 @@ const forgeCommands = {
     await service.close();
     await longService.close();
     await refusingService.close();
+    await coopService.close();
     await typedService.close();
     await sandbox.close();
   },
@@ -172,7 +187,15 @@ const forgeCommands = {
       case 'authorize':
         return authorizeWithoutBrowser(args.url);
       case 'consent':
-        return consentInPopup(session, args.decision);
+        return consentInPopup(session, args.decision, args.detached);
+      case 'coopUser': {
+        const n = Math.random().toString(36).slice(2, 10);
+        const { body } = await coopApi('/user', {
+          method: 'POST',
+          body: JSON.stringify({ name: `COOP user ${n}`, email: `coop-${n}@example.com` }),
+        });
+        return { apiBase: coopService.url, userId: body.userId };
+      }
       case 'connect':
         // Stands in for a finished OAuth popup or parameter form: the user's credential is stored.
         // `revoked`: one the apps refuse (the sandbox answers 401 to a token that starts so).
@@ -241,6 +264,12 @@ function strictPage(ctx) {
 /** The host-style token endpoint and the fault-injecting proxy. */
 async function testHost(ctx, next) {
   if (ctx.path === '/csp/page.html') return strictPage(ctx);
+  // The OAuth return page forge-embed/host provides, on the test pages' origin.
+  if (ctx.path === '/oauth-return') {
+    ctx.type = 'text/html';
+    ctx.body = oauthReturnPage();
+    return;
+  }
   if (ctx.path === '/csp/violations.js') {
     ctx.type = 'text/javascript';
     ctx.body = RECORD_VIOLATIONS;
@@ -274,7 +303,7 @@ async function testHost(ctx, next) {
       ctx.body = JSON.stringify({ token: 'not-a-jwt' });
       return;
     }
-    const { status, body } = await api(
+    const { status, body } = await (ctx.query.service === 'coop' ? coopApi : api)(
       `/user/${user}/token${ctx.query.expiresIn ? `?expiresIn=${ctx.query.expiresIn}` : ''}`,
     );
     ctx.status = status;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { seedListUser, seedModalUser, writeLargeCatalog } from './fixtures.js';
+import { seedListUser, seedModalUser, writeAppsCatalog, writeLargeCatalog } from './fixtures.js';
 import { type BenchHost, startHost } from './host.js';
 import { spawnService } from './service.js';
 import { median, percentile, round1 } from './stats.js';
@@ -16,6 +16,8 @@ export const LIST_RUNS = 10;
 export const BIG_LIST_ROWS = 10_000;
 export const BIG_LIST_RUNS = 3;
 export const TOGGLE_RUNS = 20;
+export const APPS = 200;
+export const APPS_RUNS = 10;
 /** Scrolls of the whole list, each on a fresh page, so rows come into view for the first time. */
 export const SCROLL_RUNS = 3;
 /** Frames per scroll from top to bottom: about 5 s at 60 Hz, a fast fling through 1,000 rows. */
@@ -41,6 +43,10 @@ export interface BrowserResult {
   list1000LoadMs: number;
   list10000RenderMs: number;
   list10000LoadMs: number;
+  /** From the service's last answer to a `<forge-integration-list>` of 200 apps shown and laid out. */
+  apps200RenderMs: number;
+  /** From connecting it to the same point: the service's answers and the network included. */
+  apps200LoadMs: number;
   toggleFeedbackMs: number;
   /** From the click to the service's confirmation, for comparison. */
   toggleConfirmedMs: number;
@@ -75,6 +81,7 @@ export async function benchBrowser(workDir: string, apiKey: string, cdnBundle: s
       ...(await modalPhase(workDir, apiKey, host, browser)),
       ...(await listPhase(workDir, apiKey, host, browser)),
       ...(await bigListPhase(workDir, apiKey, host, browser)),
+      ...(await appsPhase(workDir, apiKey, host, browser)),
     };
   } finally {
     await browser.close();
@@ -203,6 +210,32 @@ async function bigListPhase(workDir: string, apiKey: string, host: BenchHost, br
   }
 }
 
+/** `<forge-integration-list>` over a catalog of APPS apps, measured as the list is (renderLists). */
+export async function appsPhase(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
+  const catalog = writeAppsCatalog(workDir, APPS);
+  const db = join(workDir, 'apps.db');
+  const userId = await seedListUser(db, catalog);
+  const service = await spawnService({ db, apiKey, catalog, allowedOrigins: [host.origin] });
+  host.service = service;
+  const config = { apiBase: service.url, tokenUrl: host.tokenUrl(userId), apps: APPS };
+  try {
+    const renders: ListSample[] = [];
+    for (let i = 0; i < APPS_RUNS; i++) {
+      renders.push(
+        await onPage(browser, host, (page) =>
+          page.evaluate((args) => (window as unknown as BenchWindow).bench.renderApps(args), config),
+        ),
+      );
+    }
+    return {
+      apps200RenderMs: round1(median(renders.map((r) => r.renderMs))),
+      apps200LoadMs: round1(median(renders.map((r) => r.ms))),
+    };
+  } finally {
+    await service.stop();
+  }
+}
+
 /**
  * Runs `work` on a freshly loaded bench page; any error the page throws fails the bench. With
  * `idlePrefetch: false` the page never sees the browser idle, so nothing loads the modal's chunk
@@ -287,6 +320,7 @@ interface BenchApi {
     cycles: number;
   }): Promise<number>;
   renderList(args: ListConfig): Promise<ListSample>;
+  renderApps(args: { apiBase: string; tokenUrl: string; apps: number }): Promise<ListSample>;
   scrollList(args: { steps: number }): Promise<ScrollSample>;
   armToggle(): void;
   toggleResult(): Promise<ToggleSample>;

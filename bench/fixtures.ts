@@ -71,6 +71,36 @@ export function writeLargeCatalog(dir: string, count: number): string {
   return path;
 }
 
+/**
+ * A catalog of `count` apps (the demo's icons, eight categories, a description each) and as many
+ * workflows, the nth using apps n and n + 1: `<forge-integration-list>` shows every app once.
+ */
+export function writeAppsCatalog(dir: string, count: number): string {
+  const demo = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8')) as { integrations: Array<{ icon: string }> };
+  cpSync(join(dirname(DEMO_CATALOG), 'icons'), join(dir, 'icons'), { recursive: true });
+  const categories = ['Chat', 'CRM', 'Payments', 'Marketing', 'Productivity', 'Support', 'Storage', 'Analytics'];
+  const integrations = Array.from({ length: count }, (_, n) => ({
+    name: `app-${String(n).padStart(3, '0')}`,
+    displayName: `App ${n + 1}`,
+    description: `What App ${n + 1} does, in one line that a card shows under its name.`,
+    category: categories[n % categories.length],
+    icon: demo.integrations[n % demo.integrations.length]!.icon,
+    type: n % 3 === 0 ? 'apiKey' : 'oauth2',
+    ...(n % 3 === 0
+      ? { requiredParameters: [{ name: 'apiKey', displayName: 'API key', description: 'Its key.' }] }
+      : {}),
+  }));
+  const workflows = integrations.map((app, n) => ({
+    workflowId: `apps-${String(n).padStart(3, '0')}`,
+    name: `Workflow ${n + 1}`,
+    integrations: [app.name, integrations[(n + 1) % count]!.name],
+    blocks: [{ name: 'Event received', id: randomUUID(), type: 'webhook', integration: app.name, parameters: {} }],
+  }));
+  const path = join(dir, 'catalog-apps.json');
+  writeFileSync(path, JSON.stringify({ integrations, workflows }));
+  return path;
+}
+
 /** A user who has installed every tenth workflow of the catalog, so the list shows switches among its rows. */
 export async function seedListUser(dbPath: string, catalogPath: string): Promise<string> {
   const parents = new Catalog(catalogPath).list();

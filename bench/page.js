@@ -4,6 +4,10 @@
 
 const TIMEOUT_MS = 15_000;
 
+/** The CDN bundle's `loadIntegrationList()`: the page's own entry, imported again (the same module). */
+const loadIntegrationList = async () =>
+  (await import(document.querySelector('script[src^="/cdn/"]').src)).loadIntegrationList();
+
 /**
  * Resolves with the first truthy answer of `check`, asked now and after every DOM change under
  * `root`; on timeout, the error says what was awaited and what `root` showed instead.
@@ -195,6 +199,36 @@ window.bench = {
         .filter(({ name }) => name.startsWith(apiBase))
         .map((entry) => entry.responseEnd),
     );
+    return { ms: done - started, renderMs: done - answered };
+  },
+
+  /**
+   * A `<forge-integration-list>` of `apps` apps appended to a page that has its chunk already, as
+   * renderList measures the list: answers the time from appending, and from the service's last
+   * answer, to every card shown and the grid laid out.
+   */
+  async renderApps({ apiBase, tokenUrl, apps }) {
+    await loadIntegrationList();
+    performance.clearResourceTimings();
+    const started = performance.now();
+    const grid = document.createElement('forge-integration-list');
+    grid.setAttribute('api-base', apiBase);
+    grid.setAttribute('token-url', tokenUrl);
+    document.body.append(grid);
+    await whenReady(
+      grid.shadowRoot,
+      () => grid.shadowRoot.querySelectorAll('[part~="app"]').length === apps,
+      `${apps} apps`,
+    );
+    grid.shadowRoot.querySelector('[part~="grid"]').getBoundingClientRect();
+    const done = performance.now();
+    const answered = Math.max(
+      ...performance
+        .getEntriesByType('resource')
+        .filter(({ name }) => name.startsWith(apiBase))
+        .map((entry) => entry.responseEnd),
+    );
+    grid.remove();
     return { ms: done - started, renderMs: done - answered };
   },
 

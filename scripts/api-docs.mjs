@@ -56,7 +56,7 @@ const out = [
   '',
   ...elements.map((e) => `- [\`<${e.tagName}>\`](#${e.tagName})`),
   '',
-  'Both elements also take the shared configuration of the `ForgeElement` base class (`api-base`, `token-url`, `tokenProvider`), listed in each table.',
+  'Every element also takes the shared configuration of the `ForgeElement` base class (`api-base`, `token-url`, `tokenProvider`), listed in each table.',
   '',
 ];
 

@@ -4,7 +4,8 @@
 //     the README's pictures of the list's run health (docs/img/health-*.png), in Chromium
 //     (then, to keep the repository small: pngquant --ext .png --force docs/img/health-*.png)
 //   node scripts/screenshots.mjs --views <dir> [--engines chromium,firefox,webkit]
-//     every view (the list, its Runs view, each step of the modal) in light, dark and at 360 px, in
+//     every view (the list, its Runs view, the integration list and its disconnect confirmation,
+//     each step of the modal) in light, dark and at 360 px, in
 //     each engine, on a page served with a strict Content-Security-Policy, and one contact sheet
 //     per view (<dir>/sheet-<view>.png) that puts the engines and themes side by side
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -82,6 +83,13 @@ if (view === 'list' || view === 'runs') {
     part(list, 'runs-button').click();
     (await until(() => part(list, 'run') && list.shadowRoot.querySelector('[part~="run"] summary'))).click();
   }
+} else if (view === 'apps' || view === 'confirm') {
+  const apps = make('forge-integration-list', { 'token-url': '/token?user=ada', 'filter-threshold': '3' });
+  await until(() => part(apps, 'app'));
+  if (view === 'confirm') {
+    (await until(() => part(apps, 'disconnect-button'))).click();
+    await until(() => part(apps, 'confirm'));
+  }
 } else {
   await customElements.whenDefined('forge-config-modal');
   const modal = (attributes) => make('forge-config-modal', attributes);
@@ -113,7 +121,7 @@ if (view === 'list' || view === 'runs') {
 await new Promise((resolve) => setTimeout(resolve, 400));
 document.documentElement.dataset.ready = 'true';
 `;
-const VIEWS = ['list', 'runs', 'connect', 'settings', 'done', 'choose', 'nothing'];
+const VIEWS = ['list', 'runs', 'apps', 'confirm', 'connect', 'settings', 'done', 'choose', 'nothing'];
 const VARIANTS = [
   { theme: 'light', width: 1280 },
   { theme: 'dark', width: 1280 },

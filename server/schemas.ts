@@ -135,11 +135,11 @@ export const WorkflowSummariesSchema = Type.Object({
   ),
   integrations: Type.Array(
     Type.Object({
-      name: Type.String(),
-      displayName: Type.String(),
-      icon: Type.String({ description: 'URL of an image.' }),
+      ...IntegrationSchema.properties,
+      description: Type.Optional(Type.String({ description: 'One line on what the app is.' })),
+      category: Type.Optional(Type.String({ description: 'The app’s kind, e.g. `Chat` or `CRM`.' })),
     }),
-    { description: 'Each integration the workflows use, once.' },
+    { description: 'Each integration the workflows use, once: as in GET /workflow, with what the catalog adds.' },
   ),
 });
 

@@ -11,7 +11,7 @@ import type {
   VariableValues,
   WorkflowSummaries,
 } from 'forge-embed/client';
-import { type CatalogBlock, type CatalogWorkflow, currentValue } from './catalog/catalog.js';
+import { type CatalogBlock, type CatalogWorkflow, currentValue, type IntegrationAbout } from './catalog/catalog.js';
 import { errorWebhookSecret, type StoredHostSettings } from './engine/host-settings.js';
 import type { SecretBox } from './secrets.js';
 import type { ChildRow, Store, StoredExecution } from './store/store.js';
@@ -63,12 +63,21 @@ export function parentView(workflow: CatalogWorkflow, base: string): ParentWorkf
   };
 }
 
-/** Parents as the list shows them: each integration once, by name in the workflows (see GET /workflow-summary). */
-export function workflowSummariesView(workflows: CatalogWorkflow[], base: string): WorkflowSummaries {
+/**
+ * Parents as the lists show them: each integration once, by name in the workflows (see GET
+ * /workflow-summary), as GET /workflow has it plus what the catalog tells `about` it.
+ */
+export function workflowSummariesView(
+  workflows: CatalogWorkflow[],
+  base: string,
+  about: ReadonlyMap<string, IntegrationAbout>,
+): WorkflowSummaries {
   const integrations = new Map<string, WorkflowSummaries['integrations'][number]>();
   const summaries = workflows.map((workflow) => {
-    for (const { name, displayName, icon } of workflow.integrations) {
-      if (!integrations.has(name)) integrations.set(name, { name, displayName, icon: iconUrl(icon, base) });
+    for (const integration of workflow.integrations) {
+      const { name } = integration;
+      if (!integrations.has(name))
+        integrations.set(name, { ...integrationView(integration, base), ...about.get(name) });
     }
     return {
       workflowId: workflow.workflowId,

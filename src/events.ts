@@ -68,8 +68,19 @@ export const workflowListEvents = [
   'forge-workflow-failing',
 ] as const satisfies readonly ForgeEventName[];
 
+/** The events `<forge-integration-list>` fires, those bubbling out of the modal it opens included. */
+export const integrationListEvents = [
+  'forge-connect',
+  'forge-disconnect',
+  'forge-toggle',
+  'forge-install',
+  'forge-update',
+  'forge-error',
+] as const satisfies readonly ForgeEventName[];
+
 export type ConfigModalEventName = (typeof configModalEvents)[number];
 export type WorkflowListEventName = (typeof workflowListEvents)[number];
+export type IntegrationListEventName = (typeof integrationListEvents)[number];
 
 /** `forge-after-show` → `ForgeAfterShow`: the event's name in a framework's `onForgeAfterShow` prop. */
 export type PascalCase<S extends string> = S extends `${infer Head}-${infer Tail}`

@@ -90,7 +90,9 @@ describe('<forge-config-modal> connect step', () => {
     expect(rowButton(el, 'HubSpot').getAttribute('aria-disabled')).to.equal('true');
     await consentInPopup('close');
     await untilRole(el, 'alert');
-    expect(visibleText(el)).to.include('The HubSpot window was closed before the connection finished');
+    expect(visibleText(el)).to.include(
+      'The HubSpot window closed, or lost its link to this page, before the connection finished. If it is still open, close it',
+    );
     expect(saysConnected(row(el, 'HubSpot'))).to.be.false;
     expect(errorsOf(events)).to.deep.equal(['oauth-closed']);
     expect(rowButton(el, 'HubSpot').textContent!.trim()).to.equal('Try again');

@@ -1,6 +1,7 @@
 import { expect } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
+import type { ForgeIntegrationList } from '../src/integration-list/integration-list.js';
 import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
 import { connectAccounts, HUBSPOT_TO_SLACK, install, STRIPE_TO_SLACK } from './support/config-modal.js';
 import {
@@ -16,7 +17,7 @@ import { allByPart, byPart, byRole, Harness } from './support/harness.js';
 import { waitUntil } from './support/wait.js';
 
 /**
- * Both elements in every state, on a host page served with a strict Content-Security-Policy
+ * The elements in every state, on a host page served with a strict Content-Security-Policy
  * (`default-src 'self'; script-src 'self'; style-src 'self'`, see web-test-runner.config.mjs):
  * no inline `<style>` element and no `style` attribute, which that policy blocks, ever. The page
  * records each `securitypolicyviolation` it sees; a test fails on the first one.
@@ -237,6 +238,47 @@ describe('strict Content-Security-Policy', function () {
       'the modal',
     );
     await ui(modal).until(() => byPart(root(modal), 'integration'), 'the connect step');
+    await modal.hide();
+  });
+
+  it('<forge-integration-list>: loading, failed to load, the grid with its states, search, a parameter form and its error, the confirmation, the modal', async () => {
+    const userId = await createUser();
+    await connectIntegrations(userId, ['slack']);
+    await injectFault('GET', '/workflow-summary', 500);
+    const grid = create<ForgeIntegrationList>('forge-integration-list', {
+      'api-base': faultyBase,
+      'token-url': tokenUrl(userId),
+      'filter-threshold': '0',
+      theme: 'dark',
+    });
+    // The CDN entry loads the element's chunk once the page holds one.
+    await page.customElements.whenDefined('forge-integration-list');
+    await ui(grid).until(() => byPart(root(grid), 'error'), 'the load error');
+    await click(grid, 'Try again');
+    await ui(grid).until(() => byPart(root(grid), 'grid'), 'the apps');
+    // Its own layout holds: the cards sit in a grid, as its stylesheet says.
+    expect(getComputedStyle(byPart(root(grid), 'grid')!).display).to.equal('grid');
+
+    type(grid, byPart<HTMLInputElement>(root(grid), 'search')!, 'no such app');
+    await ui(grid).until(() => ui(grid).text().includes('No app matches'), 'no matches');
+    type(grid, byPart<HTMLInputElement>(root(grid), 'search')!, '');
+
+    await click(grid, 'Connect Stripe');
+    const form = await ui(grid).until(() => byPart(root(grid), 'parameters'), 'the parameter form');
+    form.querySelector<HTMLButtonElement>('button[type="submit"]')!.click();
+    await ui(grid).until(() => root(grid).querySelector('[aria-invalid="true"]'), 'the field error');
+
+    await click(grid, 'Disconnect Slack');
+    const confirm = await ui(grid).until(() => byPart<HTMLDialogElement>(root(grid), 'confirm'), 'the confirmation');
+    confirm.close();
+    await ui(grid).until(() => !byPart(root(grid), 'confirm'), 'the confirmation closes');
+
+    await click(grid, /^Workflows \(0 on\) Slack/);
+    const modal = await ui(grid).until(
+      () => root(grid).querySelector<ForgeConfigModal>('forge-config-modal'),
+      'the modal',
+    );
+    await ui(modal).until(() => byPart(root(modal), 'switch'), 'the choose step');
     await modal.hide();
   });
 });

@@ -174,12 +174,13 @@ const isConsentPage = (url) => url.includes('/local-oauth/');
  * page itself cannot reach into it) and presses Allow or Deny on the local consent page, or
  * closes the window. Answers the popup's URL, for checks on what it carries.
  */
-export async function consentInPopup(session, decision) {
+export async function consentInPopup(session, decision, detached = false) {
   if (session.browser.type === 'webdriver') return consentInWebDriverPopup(session.browser.driver, decision);
   const page = session.browser.getPage(session.id);
   // Firefox (WebDriver BiDi) has no Target.opener(); one test page runs at a time per engine,
-  // so the consent page that is open is this page's popup.
-  const opener = engineOf(session) === 'chromium' ? page.target() : undefined;
+  // so the consent page that is open is this page's popup. A popup a consent page cut from its
+  // opener (`detached`, Cross-Origin-Opener-Policy) has none either.
+  const opener = engineOf(session) === 'chromium' && !detached ? page.target() : undefined;
   const target = await page
     .browser()
     .waitForTarget((t) => (!opener || t.opener() === opener) && isConsentPage(t.url()), { timeout: 10_000 });

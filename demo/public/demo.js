@@ -1,4 +1,4 @@
-// The demo page's own behaviour: open the Slack setup, keep the list current after the modal
+// The demo page's own behaviour: open the Slack setup, keep the list and the apps current after the modal
 // saves, show every forge-* event as it fires, switch users and themes. Everything the page
 // shows from event details goes in as text, never as markup.
 
@@ -13,14 +13,19 @@ const EVENTS = new Set(
 const MAX_ENTRIES = 50;
 
 const list = document.querySelector('forge-workflow-list');
+const apps = document.querySelector('forge-integration-list');
 const modal = document.querySelector('forge-config-modal');
 const log = document.getElementById('events');
 const empty = document.getElementById('events-empty');
 
 document.getElementById('open-slack').addEventListener('click', () => modal.show());
 
-// The list does not know about this separate modal, so it re-reads after the modal saved.
-for (const name of ['forge-install', 'forge-update']) modal.addEventListener(name, () => list.refresh());
+// The list and the apps do not know about this separate modal, so they re-read after it saved;
+// the list re-reads too when a disconnect in the apps switched workflows off.
+for (const name of ['forge-install', 'forge-update']) {
+  modal.addEventListener(name, () => Promise.all([list.refresh(), apps.refresh()]));
+}
+apps.addEventListener('forge-disconnect', () => list.refresh());
 
 const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
@@ -65,7 +70,7 @@ function applyTheme(choice) {
   const pinned = choice === 'light' || choice === 'dark';
   if (pinned) document.documentElement.dataset.theme = choice;
   else delete document.documentElement.dataset.theme;
-  for (const element of document.querySelectorAll('forge-workflow-list, forge-config-modal')) {
+  for (const element of document.querySelectorAll('forge-workflow-list, forge-integration-list, forge-config-modal')) {
     if (pinned) element.setAttribute('theme', choice);
     else element.removeAttribute('theme');
   }

@@ -34,7 +34,7 @@ export class CatalogAnswers {
   /** GET /workflow-summary's answer, in UTF-8 as the list's. */
   workflowSummaries(base: string, integration: string | undefined): Buffer {
     return this.kept(['summary', base, this.filter(integration)], () =>
-      Buffer.from(JSON.stringify(workflowSummariesView(this.catalog.list(integration), base))),
+      Buffer.from(JSON.stringify(workflowSummariesView(this.catalog.list(integration), base, this.catalog.about))),
     );
   }
 

@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Block, Integration, Variable, VariableValue, VariableValues } from 'forge-embed/client';
+import type {
+  Block,
+  Integration,
+  IntegrationSummary,
+  Variable,
+  VariableValue,
+  VariableValues,
+} from 'forge-embed/client';
 import { NotFoundError } from '../errors.js';
 import { checkValue, describeProblem, typeOf } from '../shared/variable-rules.js';
 import { type AppConfig, parseAppConfig } from './auth.js';
@@ -42,11 +49,19 @@ export function currentValue(variable: Variable, values: VariableValues | undefi
   return values && Object.hasOwn(values, variable.name) ? values[variable.name]! : variable.value;
 }
 
+/** An integration's optional catalog extensions, beside the seed's Integration fields. */
+export type IntegrationAbout = Pick<IntegrationSummary, 'description' | 'category'>;
+
 export class Catalog {
   readonly iconsDir: string;
   private readonly byId = new Map<string, CatalogWorkflow>();
   /** The seed's Integration shape only: what the elements may read. */
   readonly integrations = new Map<string, Integration>();
+  /**
+   * What the catalog says of each integration beyond the seed's shape (`description`,
+   * `category`): only `GET /workflow-summary` carries it, for `<forge-integration-list>`.
+   */
+  readonly about = new Map<string, IntegrationAbout>();
   /** How each integration authenticates and where its API lives (docs/integrations.md): never sent to a page. */
   readonly apps = new Map<string, AppConfig>();
 
@@ -105,6 +120,10 @@ export class Catalog {
         description: p.description,
       }));
       this.integrations.set(name, { name, displayName, icon, type, ...(seed ? { requiredParameters: seed } : {}) });
+      this.about.set(name, {
+        ...(item.description ? { description: item.description } : {}),
+        ...(item.category ? { category: item.category } : {}),
+      });
       this.apps.set(name, parseAppConfig(item, `integrations[${i}]`, problems));
     }
     for (const [i, item] of (file.workflows ?? []).entries()) {

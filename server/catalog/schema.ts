@@ -25,6 +25,10 @@ export const CatalogIntegrationSchema = Type.Object({
   icon: Text,
   type: Text,
   requiredParameters: Type.Optional(Type.Array(CatalogRequiredParameterSchema)),
+  /** One line on what the app is, shown by `<forge-integration-list>`. */
+  description: Type.Optional(Text),
+  /** The app's kind (`Chat`, `CRM`): `<forge-integration-list>` groups and filters by it. */
+  category: Type.Optional(Text),
 });
 
 /** A dotted path into an app's JSON answer (`response_metadata.next_cursor`). */

@@ -26,6 +26,32 @@ import { baseOf, type RoutePlugin, redirectUri, serviceOrigin } from './context.
 interface SealedFlow {
   codeVerifier: string;
   connection: Record<string, string>;
+  /**
+   * The host's return page (on the opener's origin), for a popup the consent page cut from its
+   * opener (Cross-Origin-Opener-Policy): the callback hands the result over through it.
+   */
+  returnUrl?: string;
+}
+
+/**
+ * The optional `returnUrl` of a flow's start: the host's return page, which must be on the origin
+ * that starts the flow (the result goes to that origin only, as with the opener).
+ */
+function returnPageOf(body: unknown, origin: string): string | undefined {
+  const given = isPlainObject(body) ? body.returnUrl : undefined;
+  if (given === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = typeof given === 'string' && given.length <= 2000 ? new URL(given) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (!url || url.origin !== origin || url.username || url.password)
+    throw badRequest(
+      `returnUrl must be the address of the return page on this page's own origin (${origin}), such as ${origin}/forge-oauth-return.html.`,
+    );
+  url.hash = '';
+  return url.toString();
 }
 
 /** The problem for an OAuth integration whose client the host has not configured. */
@@ -148,7 +174,7 @@ const credentials: RoutePlugin = async (api, deps) => {
           throw error;
         }
         // Values that are part of the provider's own URLs (a Shopify shop) come before the redirect.
-        const given = isPlainObject(request.body) ? request.body : {};
+        const { returnUrl: _returnUrl, ...given } = isPlainObject(request.body) ? request.body : {};
         const fields = new FieldChecker(given);
         for (const [name, pattern] of Object.entries(oauthApp.auth.connectionValues)) {
           const value = fields.string(name, { max: 200 });
@@ -162,9 +188,10 @@ const credentials: RoutePlugin = async (api, deps) => {
         fields.onlyKnown(Object.keys(oauthApp.auth.connectionValues));
         fields.done();
       }
+      const returnUrl = returnPageOf(request.body, origin);
       const { userId } = request.principal;
       rateLimited(await limits.hit('oauth', userId), 'This user started too many sign-in windows.');
-      const flow: SealedFlow = { codeVerifier: newCodeVerifier(), connection };
+      const flow: SealedFlow = { codeVerifier: newCodeVerifier(), connection, ...(returnUrl ? { returnUrl } : {}) };
       const { state, expiresAt } = await store.oauth.createState(
         userId,
         integration.name,
@@ -343,6 +370,7 @@ const credentials: RoutePlugin = async (api, deps) => {
             'The sign-in could not be confirmed, so nothing was connected. Close this window and choose Connect again.',
         };
       }
+      const returnUrl = found.sealedFlow ? secrets.open<SealedFlow>(found.sealedFlow).returnUrl : undefined;
       const title =
         message.status === 'authorized'
           ? `${integration?.displayName ?? found.integration} access allowed`
@@ -355,9 +383,18 @@ const credentials: RoutePlugin = async (api, deps) => {
         page(
           title,
           `<p>${escapeHtml(message.message ?? 'The page that opened this window finishes connecting. You can close this window.')}</p>
+<p id="detached" hidden>This window lost its link to the page that opened it, so that page cannot finish connecting. Close this window and choose Connect again.</p>
 <script>
-if (window.opener) window.opener.postMessage(${json(message)}, ${json(found.openerOrigin)});
-window.close();
+if (window.opener) {
+  window.opener.postMessage(${json(message)}, ${json(found.openerOrigin)});
+  window.close();
+} else if (${json(returnUrl ?? null)}) {
+  // The consent page cut this window from its opener (Cross-Origin-Opener-Policy): the host's
+  // return page, on the opener's origin, hands the result to it. The fragment never reaches a server.
+  location.replace(${json(returnUrl ?? '')} + '#' + encodeURIComponent(JSON.stringify(${json(message)})));
+} else {
+  document.getElementById('detached').hidden = false;
+}
 </script>`,
         ),
       );

@@ -80,12 +80,16 @@ export interface ParentWorkflow {
   blocks: Block[];
 }
 
-/** Extension: what `<forge-workflow-list>` shows of an integration. */
-export interface IntegrationSummary {
-  name: string;
-  displayName: string;
-  /** URL of an image. */
-  icon: string;
+/**
+ * Extension: an integration as `GET /workflow-summary` lists it, for `<forge-workflow-list>` and
+ * `<forge-integration-list>`: the fields of `GET /workflow` (so an app can be connected from its
+ * card), and two the catalog may add.
+ */
+export interface IntegrationSummary extends Integration {
+  /** One line on what the app is, when the catalog gives one. */
+  description?: string;
+  /** The app's kind (`Chat`, `CRM`), when the catalog gives one; `<forge-integration-list>` filters by it. */
+  category?: string;
 }
 
 /**

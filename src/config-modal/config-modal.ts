@@ -128,6 +128,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
     reconnect: {},
     strings: { attribute: false },
     oauthTimeout: { attribute: 'oauth-timeout', type: Number },
+    oauthReturnUrl: { attribute: 'oauth-return-url' },
   };
 
   /** The parent workflow to enable or edit (its `workflowId` in `GET /workflow`). */
@@ -150,6 +151,14 @@ export class ForgeConfigModal extends ForgeModalDialog {
 
   /** How long to wait for an OAuth sign-in window before giving up, in milliseconds. */
   oauthTimeout = 3 * 60_000;
+
+  /**
+   * The address of the OAuth return page on this page's own origin (`oauthReturnPage` from
+   * `forge-embed/host`). With it, a sign-in whose consent page cuts the window from this page
+   * (`Cross-Origin-Opener-Policy`) still finishes; without it, the user is told to close the
+   * window and choose Connect again.
+   */
+  oauthReturnUrl = '';
 
   readonly #connection = new Connection(this);
 
@@ -345,7 +354,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
       const connected = await connectAccount(
         this.#connection.client,
         { integration, parameters, popup },
-        { oauthTimeout: this.oauthTimeout, signal },
+        { oauthTimeout: this.oauthTimeout, oauthReturnUrl: this.oauthReturnUrl, signal },
       );
       const loaded = this.#loadTask.value!;
       Object.assign(loaded, connectionsFrom(connected));

@@ -1,5 +1,5 @@
 import type { ForgeEmbedClient } from '../api/embed-client.js';
-import type { Integration, UserConnection } from '../api/types.js';
+import type { Integration, OAuthStart, UserConnection } from '../api/types.js';
 import { ForgeError, type ForgeErrorCode } from '../errors.js';
 import { waitForOAuth } from './oauth-popup.js';
 
@@ -26,7 +26,7 @@ export interface ConnectRequest {
 export async function connectAccount(
   client: ForgeEmbedClient,
   { integration: { name }, parameters, popup }: ConnectRequest,
-  { oauthTimeout, signal }: { oauthTimeout: number; signal: AbortSignal },
+  { oauthTimeout, oauthReturnUrl, signal }: { oauthTimeout: number; oauthReturnUrl?: string; signal: AbortSignal },
 ): Promise<UserConnection[]> {
   if (parameters) {
     await client.saveCredential(name, parameters, { signal });
@@ -34,20 +34,47 @@ export async function connectAccount(
     if (!popup) throw new ForgeError('oauth-blocked', '');
     let url: string;
     try {
-      ({ url } = await client.startOAuth(name, { signal }));
+      // With the host's return page (forge-embed/host), for a popup its consent page cuts from this page.
+      ({ url } = oauthReturnUrl
+        ? await client.request<OAuthStart>(
+            'POST',
+            `/credentials/${encodeURIComponent(name)}/oauth`,
+            { returnUrl: new URL(oauthReturnUrl, location.href).href },
+            { signal },
+          )
+        : await client.startOAuth(name, { signal }));
     } catch (error) {
       popup.close();
       throw error;
     }
-    const grant = await waitForOAuth(popup, url, new URL(client.baseUrl).origin, name, oauthTimeout, signal);
+    const serviceOrigin = new URL(client.baseUrl).origin;
+    const grant = await waitForOAuth(popup, url, serviceOrigin, name, oauthTimeout, signal, !!oauthReturnUrl);
     // Only the page that started the flow holds the grant; confirming binds it to this user.
     await client.confirmOAuth(name, grant, { signal });
   }
   return client.listCredentials({ signal });
 }
 
-/** The texts of a connect that failed, shared by every element that connects accounts. */
-export interface ConnectFailureStrings {
+/**
+ * The texts of connecting an account, the same in every element that connects one (the modal's
+ * connect step, the integration list's cards).
+ */
+export interface ConnectStrings {
+  connected: string;
+  /** A connection the app named an account for. */
+  connectedAs: (account: string) => string;
+  /** A connection the app refused (revoked or expired): Reconnect fixes it. */
+  broken: string;
+  notConnected: string;
+  connect: string;
+  reconnect: string;
+  cancel: string;
+  /** Shown while an app's sign-in window is open. */
+  waitingForPopup: (integrationName: string) => string;
+  /** Label of the button that saves an integration's required parameters. */
+  saveParameters: string;
+  parameterRequired: (label: string) => string;
+  /** Why a connect failed: */
   oauthBlocked: (integrationName: string) => string;
   oauthClosed: (integrationName: string) => string;
   oauthTimeout: (integrationName: string) => string;
@@ -55,10 +82,21 @@ export interface ConnectFailureStrings {
   connectFailed: (integrationName: string, reason: string) => string;
 }
 
-export const defaultConnectFailureStrings: ConnectFailureStrings = {
+export const defaultConnectStrings: ConnectStrings = {
+  connected: 'Connected',
+  connectedAs: (account) => `Connected as ${account}`,
+  broken: 'Needs reconnecting',
+  notConnected: 'Not connected',
+  connect: 'Connect',
+  reconnect: 'Reconnect',
+  cancel: 'Cancel',
+  waitingForPopup: (name) => `Finish connecting in the ${name} window.`,
+  saveParameters: 'Connect',
+  parameterRequired: (label) => `Enter the ${label}.`,
   oauthBlocked: (name) =>
     `Your browser blocked the ${name} sign-in window. Allow pop-ups for this site, then try again.`,
-  oauthClosed: (name) => `The ${name} window was closed before the connection finished. Try again.`,
+  oauthClosed: (name) =>
+    `The ${name} window closed, or lost its link to this page, before the connection finished. If it is still open, close it, then try again.`,
   oauthTimeout: (name) => `Connecting ${name} took too long and was stopped. Try again.`,
   oauthDenied: (name) => `${name} access was not allowed, so it is not connected. Try again and choose Allow.`,
   connectFailed: (name, reason) => `${name} could not be connected. ${reason}`,
@@ -69,11 +107,7 @@ export const defaultConnectFailureStrings: ConnectFailureStrings = {
  * own for a popup that was blocked, closed, timed out or denied; otherwise `connectFailed` around
  * the plain words for the failure (`reportError` passes them to what this answers).
  */
-export function connectFailure(
-  t: ConnectFailureStrings,
-  error: unknown,
-  displayName: string,
-): (reason: string) => string {
+export function connectFailure(t: ConnectStrings, error: unknown, displayName: string): (reason: string) => string {
   const oauthMessages: Partial<Record<ForgeErrorCode, (name: string) => string>> = {
     'oauth-blocked': t.oauthBlocked,
     'oauth-closed': t.oauthClosed,

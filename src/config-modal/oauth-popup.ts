@@ -41,7 +41,8 @@ export function authorizationUrl(answered: string): string {
 
 /**
  * Sends the popup to the one-time authorization `url` and waits for the service's callback page
- * to post its result; only messages from `serviceOrigin` and from this popup are believed.
+ * to post its result; only messages from `serviceOrigin` and from this popup are believed, or,
+ * with `returnPage`, those the host's return page relays on this origin's BroadcastChannel.
  * Answers the one-time grant to confirm with the user's token (nothing is connected before).
  * Rejects with a ForgeError (`oauth-denied`, `oauth-closed`, `oauth-timeout`, or
  * `connect-failed` with the callback's reason or for a URL `authorizationUrl` refuses) and with the signal's reason when aborted; the
@@ -54,6 +55,7 @@ export function waitForOAuth(
   integration: string,
   timeoutMs: number,
   signal: AbortSignal,
+  returnPage = false,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     try {
@@ -63,7 +65,10 @@ export function waitForOAuth(
       return reject(error);
     }
     let closedOnce = false;
+    // With a return page, the result may also come that way (forge-embed/host's oauthReturnPage).
+    const channel = returnPage ? new BroadcastChannel('forge-oauth') : undefined;
     const finish = (error?: unknown, grant = '') => {
+      channel?.close();
       removeEventListener('message', onMessage);
       signal.removeEventListener('abort', onAbort);
       clearInterval(poll);
@@ -72,19 +77,25 @@ export function waitForOAuth(
       popup.close();
       reject(error);
     };
-    const onMessage = ({ origin, source, data }: MessageEvent<Partial<OAuthResultMessage> | null>) => {
-      if (origin !== serviceOrigin || source !== popup || data?.type !== 'forge-oauth') return;
-      if (data.integration !== integration) return;
+    const onResult = (data: Partial<OAuthResultMessage> | null) => {
+      if (data?.type !== 'forge-oauth' || data.integration !== integration) return;
       if (data.status === 'authorized' && typeof data.grant === 'string') finish(undefined, data.grant);
       else if (data.status === 'denied') finish(new ForgeError('oauth-denied', ''));
       else finish(new ForgeError('connect-failed', data.message ?? ''));
     };
+    const onMessage = ({ origin, source, data }: MessageEvent<Partial<OAuthResultMessage> | null>) => {
+      if (origin === serviceOrigin && source === popup) onResult(data);
+    };
+    if (channel) channel.onmessage = ({ data }) => onResult(data);
     const onAbort = () => finish(signal.reason);
     // A cross-origin window fires no event when the user closes it, so look. The callback page
     // posts its message and then closes itself; waiting one more look after seeing the popup
     // closed lets a message already on its way arrive first.
+    // A consent page that sends Cross-Origin-Opener-Policy cuts the popup from this page: it then
+    // reads closed while it is still open. With a return page the result still arrives, so only
+    // the timeout ends the wait; without one, the message says what to do either way.
     const poll = setInterval(() => {
-      if (popup.closed && closedOnce) finish(new ForgeError('oauth-closed', ''));
+      if (popup.closed && closedOnce && !channel) finish(new ForgeError('oauth-closed', ''));
       closedOnce = popup.closed;
     }, 400);
     const timer = setTimeout(() => finish(new ForgeError('oauth-timeout', '')), timeoutMs);

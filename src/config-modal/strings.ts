@@ -1,6 +1,6 @@
-import type { DisconnectStrings } from '../internal/disconnect-confirm.js';
+import { type DisconnectStrings, defaultDisconnectStrings } from '../internal/disconnect-confirm.js';
 import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
-import { type ConnectFailureStrings, defaultConnectFailureStrings } from './connect.js';
+import { type ConnectStrings, defaultConnectStrings } from './connect.js';
 
 /**
  * Every text `<forge-config-modal>` shows or announces. Register translations for a locale with
@@ -8,7 +8,7 @@ import { type ConnectFailureStrings, defaultConnectFailureStrings } from './conn
  * an object with the keys to replace; the others stay English. Texts that embed a name or a
  * reason are functions, so a translation can put them where its grammar wants them.
  */
-export interface ConfigModalStrings extends ProblemStrings, ConnectFailureStrings, DisconnectStrings {
+export interface ConfigModalStrings extends ProblemStrings, ConnectStrings, DisconnectStrings {
   /** Accessible name of the close button in the header. */
   close: string;
   /** Title while it is not yet known what is being set up. */
@@ -35,20 +35,6 @@ export interface ConfigModalStrings extends ProblemStrings, ConnectFailureString
   chooseIntro: (integrationName: string) => string;
   noWorkflows: (integrationName: string) => string;
   connectIntro: string;
-  connected: string;
-  /** A connection the app named an account for. */
-  connectedAs: (account: string) => string;
-  /** A connection the app refused (revoked or expired): Reconnect fixes it. */
-  broken: string;
-  notConnected: string;
-  connect: string;
-  reconnect: string;
-  cancel: string;
-  /** Shown in an OAuth row while its window is open. */
-  waitingForPopup: (integrationName: string) => string;
-  /** Label of the button that saves an integration's required parameters. */
-  saveParameters: string;
-  parameterRequired: (label: string) => string;
   /** The button that leaves the connect step while something is still not connected. */
   connectAllFirst: string;
   continue: string;
@@ -84,13 +70,12 @@ export interface ConfigModalStrings extends ProblemStrings, ConnectFailureString
   nothingOn: string;
   nothingOnText: (integrationName: string) => string;
   done: string;
-  /** Said after a disconnect the app could not be told about: the service forgot the account, the app may still allow it. */
-  disconnectNotRevoked: (integrationName: string) => string;
 }
 
 export const defaultConfigModalStrings: ConfigModalStrings = {
   ...defaultProblemStrings,
-  ...defaultConnectFailureStrings,
+  ...defaultConnectStrings,
+  ...defaultDisconnectStrings,
   close: 'Close',
   titleLoading: 'Set up integration',
   titleInstall: (name) => `Set up “${name}”`,
@@ -113,16 +98,6 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   chooseIntro: (name) => `Switch on the workflows you want to use with ${name}.`,
   noWorkflows: (name) => `No workflows use ${name} yet. When one is added, it appears here.`,
   connectIntro: 'Connect the accounts the workflow works with. Credentials are stored encrypted.',
-  connected: 'Connected',
-  connectedAs: (account) => `Connected as ${account}`,
-  broken: 'Needs reconnecting',
-  notConnected: 'Not connected',
-  connect: 'Connect',
-  reconnect: 'Reconnect',
-  cancel: 'Cancel',
-  waitingForPopup: (name) => `Finish connecting in the ${name} window.`,
-  saveParameters: 'Connect',
-  parameterRequired: (label) => `Enter the ${label}.`,
   connectAllFirst: 'Connect every account above to continue.',
   continue: 'Continue',
   back: 'Back',
@@ -151,11 +126,4 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   nothingOn: 'Nothing is switched on',
   nothingOnText: (name) => `No workflow uses ${name} for you now. Switch one on here whenever you want.`,
   done: 'Done',
-  disconnect: 'Disconnect',
-  disconnectTitle: (name) => `Disconnect ${name}?`,
-  disconnectText: (name) => `No workflow of yours uses ${name} now. You can connect it again at any time.`,
-  disconnectSwitchesOff: (name) => `These workflows need ${name}. Disconnecting switches them off:`,
-  disconnectFailed: (name, reason) => `${name} was not disconnected. ${reason}`,
-  disconnectNotRevoked: (name) =>
-    `${name} is disconnected here, but ${name} could not be told to end the access. You can remove it in your ${name} account settings.`,
 };

@@ -5,4 +5,5 @@
  */
 
 export { type NodeContext, type NodeHandler, toNodeHandler } from './node.js';
+export { createOAuthReturnHandler, OAUTH_RETURN_CHANNEL, oauthReturnPage } from './oauth-return.js';
 export { createTokenHandler, type TokenHandler, type TokenHandlerOptions } from './token-handler.js';

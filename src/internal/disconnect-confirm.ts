@@ -4,6 +4,7 @@ import { css, html, nothing, type ReactiveController, type ReactiveControllerHos
 export interface DisconnectStrings {
   /** The button that asks to disconnect, and the dialog's button that does it. */
   disconnect: string;
+  /** The dialog's button that keeps the connection (connect.ts has it). */
   cancel: string;
   disconnectTitle: (app: string) => string;
   /** When no workflow of the user's needs the app. */
@@ -12,7 +13,19 @@ export interface DisconnectStrings {
   disconnectSwitchesOff: (app: string) => string;
   /** Said when the service did not disconnect it; the connection stays as it was. */
   disconnectFailed: (app: string, reason: string) => string;
+  /** Said after a disconnect the app could not be told about: the service forgot the account, the app may still allow it. */
+  disconnectNotRevoked: (app: string) => string;
 }
+
+export const defaultDisconnectStrings: Omit<DisconnectStrings, 'cancel'> = {
+  disconnect: 'Disconnect',
+  disconnectTitle: (app) => `Disconnect ${app}?`,
+  disconnectText: (app) => `No workflow of yours uses ${app} now. You can connect it again at any time.`,
+  disconnectSwitchesOff: (app) => `These workflows need ${app}. Disconnecting switches them off:`,
+  disconnectFailed: (app, reason) => `${app} was not disconnected. ${reason}`,
+  disconnectNotRevoked: (app) =>
+    `${app} is disconnected here, but ${app} could not be told to end the access. You can remove it in your ${app} account settings.`,
+};
 
 interface Question {
   app: string;

@@ -1,12 +1,14 @@
 import type { ReactiveController, ReactiveElement } from 'lit';
 import type { ConfigModalStrings } from '../config-modal/strings.js';
+import type { IntegrationListStrings } from '../integration-list/strings.js';
 import type { WorkflowListStrings } from '../workflow-list/strings.js';
 import type { Plural } from './plural.js';
 
-/** Translations for one locale: either element's texts, any subset of them. */
+/** Translations for one locale: any element's texts, any subset of them. */
 export interface Translation {
   configModal?: Partial<ConfigModalStrings>;
   workflowList?: Partial<WorkflowListStrings>;
+  integrationList?: Partial<IntegrationListStrings>;
 }
 
 const translations = new Map<string, Translation>();
@@ -32,11 +34,10 @@ const updateAll = () => {
  */
 export function registerStrings(locale: string, strings: Translation): void {
   const key = locale.toLowerCase();
-  const known = translations.get(key) ?? {};
-  translations.set(key, {
-    configModal: { ...known.configModal, ...strings.configModal },
-    workflowList: { ...known.workflowList, ...strings.workflowList },
-  });
+  const known: Record<string, object> = { ...translations.get(key) };
+  // Each element's texts are merged on their own, so a registration adds to the earlier ones.
+  for (const [element, texts] of Object.entries(strings)) known[element] = { ...known[element], ...texts };
+  translations.set(key, known);
   registrations++;
   updateAll();
 }
@@ -113,7 +114,13 @@ export class Localize<Key extends keyof Translation, Strings extends Required<Tr
 
   /** The form of `forms` for `count` in the element's locale, `#` replaced by the count. */
   readonly plural: Plural = (count, forms) => {
-    const form = forms[new Intl.PluralRules(this.locale).select(count)] ?? forms.other;
-    return form.replace(/#/g, new Intl.NumberFormat(this.locale).format(count));
+    const { locale } = this;
+    // Made once per locale: a grid of 200 cards asks 200 times, and each Intl object costs more to make than to use.
+    if (this.#counting?.[0] !== locale) {
+      this.#counting = [locale, new Intl.PluralRules(locale), new Intl.NumberFormat(locale)];
+    }
+    const [, rules, numbers] = this.#counting;
+    return (forms[rules.select(count)] ?? forms.other).replace(/#/g, numbers.format(count));
   };
+  #counting?: [locale: string, rules: Intl.PluralRules, numbers: Intl.NumberFormat];
 }

@@ -3,7 +3,7 @@
  * (which sets every prop on a custom element as a string attribute and cannot listen to custom
  * events). Props reach the element as properties (`tokenProvider`, `strings` included), and each
  * `forge-*` event has a typed `onForge…` prop. React 19 can use the elements directly instead:
- * see `forge-embed/jsx` for their JSX types. Importing this module registers both elements.
+ * see `forge-embed/jsx` for their JSX types. Importing this module registers the three elements.
  */
 // The wrappers run hooks in the browser, so React Server Components (Next.js's App Router) must
 // treat this module as a client module: it may be rendered from a server component, not run there.
@@ -18,9 +18,12 @@ import {
   configModalEvents,
   type ForgeEvent,
   type ForgeEventName,
+  integrationListEvents,
   type PascalCase,
   workflowListEvents,
 } from '../events.js';
+import '../integration-list/define.js';
+import { ForgeIntegrationList as ForgeIntegrationListElement } from '../integration-list/integration-list.js';
 import '../workflow-list/define.js';
 import { ForgeWorkflowList as ForgeWorkflowListElement } from '../workflow-list/workflow-list.js';
 
@@ -50,4 +53,12 @@ export const ForgeWorkflowList = createComponent({
   elementClass: ForgeWorkflowListElement,
   displayName: 'ForgeWorkflowList',
   events: reactEvents(workflowListEvents),
+});
+
+export const ForgeIntegrationList = createComponent({
+  react: React,
+  tagName: 'forge-integration-list',
+  elementClass: ForgeIntegrationListElement,
+  displayName: 'ForgeIntegrationList',
+  events: reactEvents(integrationListEvents),
 });

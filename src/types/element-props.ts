@@ -1,7 +1,8 @@
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
+import type { ForgeIntegrationList } from '../integration-list/integration-list.js';
 import type { ForgeWorkflowList } from '../workflow-list/workflow-list.js';
 
-export type { ConfigModalEventName, WorkflowListEventName } from '../events.js';
+export type { ConfigModalEventName, IntegrationListEventName, WorkflowListEventName } from '../events.js';
 
 /**
  * The properties of each element that framework templates may set; the React and Vue
@@ -35,5 +36,12 @@ export type WorkflowListProperties = Partial<
     | 'modalStrings'
     | 'filterThreshold'
     | 'refreshInterval'
+  >
+>;
+
+export type IntegrationListProperties = Partial<
+  Pick<
+    ForgeIntegrationList,
+    'apiBase' | 'tokenUrl' | 'tokenProvider' | 'integration' | 'theme' | 'strings' | 'filterThreshold' | 'oauthTimeout'
   >
 >;

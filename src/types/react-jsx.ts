@@ -11,17 +11,20 @@
 import type { DetailedHTMLProps, HTMLAttributes } from 'react';
 import type { ForgeConfigModal } from '../config-modal/config-modal.js';
 import type { ForgeEvent, ForgeEventName } from '../events.js';
+import type { ForgeIntegrationList } from '../integration-list/integration-list.js';
 import type { ForgeWorkflowList } from '../workflow-list/workflow-list.js';
 import type {
   ConfigModalEventName,
   ConfigModalProperties,
+  IntegrationListEventName,
+  IntegrationListProperties,
   WorkflowListEventName,
   WorkflowListProperties,
 } from './element-props.js';
 
 type Handlers<Names extends ForgeEventName> = { [K in Names as `on${K}`]?: (event: ForgeEvent<K>) => void };
 
-/** What both elements take, as attributes (kebab-case) or as properties. */
+/** What every element takes, as attributes (kebab-case) or as properties. */
 interface SharedProps {
   'api-base'?: string;
   'token-url'?: string;
@@ -44,11 +47,21 @@ export interface ForgeWorkflowListJsxProps
   'filter-threshold'?: number | string;
 }
 
+export interface ForgeIntegrationListJsxProps
+  extends SharedProps,
+    IntegrationListProperties,
+    Handlers<IntegrationListEventName>,
+    DetailedHTMLProps<HTMLAttributes<ForgeIntegrationList>, ForgeIntegrationList> {
+  'filter-threshold'?: number | string;
+  'oauth-timeout'?: number | string;
+}
+
 declare module 'react' {
   namespace JSX {
     interface IntrinsicElements {
       'forge-config-modal': ForgeConfigModalJsxProps;
       'forge-workflow-list': ForgeWorkflowListJsxProps;
+      'forge-integration-list': ForgeIntegrationListJsxProps;
     }
   }
 }

@@ -16,6 +16,8 @@ import type { ForgeEvent, ForgeEventName, PascalCase } from '../events.js';
 import type {
   ConfigModalEventName,
   ConfigModalProperties,
+  IntegrationListEventName,
+  IntegrationListProperties,
   WorkflowListEventName,
   WorkflowListProperties,
 } from './element-props.js';
@@ -30,9 +32,12 @@ export type ForgeConfigModalVueProps = ConfigModalProperties & Handlers<ConfigMo
 
 export type ForgeWorkflowListVueProps = WorkflowListProperties & Handlers<WorkflowListEventName>;
 
+export type ForgeIntegrationListVueProps = IntegrationListProperties & Handlers<IntegrationListEventName>;
+
 declare module 'vue' {
   interface GlobalComponents {
     'forge-config-modal': DefineComponent<ForgeConfigModalVueProps>;
     'forge-workflow-list': DefineComponent<ForgeWorkflowListVueProps>;
+    'forge-integration-list': DefineComponent<ForgeIntegrationListVueProps>;
   }
 }

@@ -1,8 +1,18 @@
 import { html } from 'lit';
-import { plainWords, technicalDetails } from '../internal/problem.js';
-import type { WorkflowListStrings } from './strings.js';
+import { type ProblemStrings, plainWords, technicalDetails } from '../internal/problem.js';
 
-/** What the list shows instead of rows: loading, nothing on offer, or a load that failed. */
+/**
+ * What the list shows instead of rows: loading, nothing on offer, or a load that failed.
+ * `<forge-integration-list>` shows its empty and failed states with these too.
+ */
+
+/** The texts these views read, which both lists' strings have. */
+interface MessageStrings extends ProblemStrings {
+  empty: string;
+  emptyHint: string;
+  loadFailed: string;
+  retry: string;
+}
 
 /** Placeholder rows while the first load is under way. */
 export const loadingView = () =>
@@ -16,14 +26,14 @@ export const loadingView = () =>
     )}
   </div>`;
 
-export const emptyView = (t: WorkflowListStrings) =>
+export const emptyView = (t: MessageStrings) =>
   html`<div class="message" part="empty">
     <p class="title" tabindex="-1" data-landing>${t.empty}</p>
     <p class="muted">${t.emptyHint}</p>
   </div>`;
 
 /** Why loading failed, in plain words, with a retry button that does nothing while a retry is `pending`. */
-export const loadErrorView = (t: WorkflowListStrings, error: unknown, pending: boolean, retry: () => void) =>
+export const loadErrorView = (t: MessageStrings, error: unknown, pending: boolean, retry: () => void) =>
   html`<div class="message" part="error">
     <div role="alert">
       <p class="title">${t.loadFailed}</p>

@@ -26,7 +26,7 @@ const ENTRIES = {
   react18: {
     code: `export { default as React } from 'react';
 export { createRoot } from 'react-dom/client';
-export { ForgeConfigModal, ForgeWorkflowList } from ${JSON.stringify(`${ROOT}/dist/src/react/index.js`)};`,
+export { ForgeConfigModal, ForgeIntegrationList, ForgeWorkflowList } from ${JSON.stringify(`${ROOT}/dist/src/react/index.js`)};`,
     reactVersion: 18,
   },
   react19: {

@@ -1,8 +1,19 @@
 import { expect } from '@open-wc/testing';
 import type { createRoot } from 'react-dom/client';
 import '../../src/index.js';
+import type { ForgeIntegrationList as GridElement } from '../../src/integration-list/integration-list.js';
 import type { ForgeWorkflowList as ListElement } from '../../src/workflow-list/workflow-list.js';
-import { eventually, expectBound, listBindings, loadFramework, mountPoint, type ToggleDetail } from './support.js';
+import {
+  type ConnectDetail,
+  eventually,
+  expectBound,
+  expectGridBound,
+  gridBindings,
+  listBindings,
+  loadFramework,
+  mountPoint,
+  type ToggleDetail,
+} from './support.js';
 
 /** React 19 uses the elements directly: props become properties, `onforge-…` props listeners. */
 interface React19App {
@@ -32,6 +43,29 @@ describe('React 19 with the elements directly', () => {
       'nothing rendered',
     );
     await expectBound(list, bindings, { handler: 'the onforge-toggle handler' });
+    root.unmount();
+    container.remove();
+  });
+
+  it('passes props to the integration list as properties and its events to onforge-… props', async () => {
+    const { React, createRoot } = await loadFramework<React19App>('react19');
+    const bindings = await gridBindings();
+    const { apiBase, tokenProvider, strings, onConnect } = bindings;
+    const container = mountPoint();
+    const root = createRoot(container);
+    root.render(
+      React.createElement('forge-integration-list', {
+        'api-base': apiBase,
+        tokenProvider,
+        strings,
+        'onforge-connect': (event: CustomEvent<ConnectDetail>) => onConnect(event.detail),
+      }),
+    );
+    const grid = await eventually(
+      () => container.querySelector<GridElement>('forge-integration-list'),
+      'nothing rendered',
+    );
+    await expectGridBound(grid, bindings, { handler: 'the onforge-connect handler' });
     root.unmount();
     container.remove();
   });

@@ -10,5 +10,11 @@ import { SsrApp } from './ssr-app.mjs';
 const unused = () => {
   throw new Error('the server called a handler');
 };
-const config = { ...JSON.parse(process.argv[2]), tokenProvider: unused, onToggle: unused, onAfterShow: unused };
+const config = {
+  ...JSON.parse(process.argv[2]),
+  tokenProvider: unused,
+  onToggle: unused,
+  onAfterShow: unused,
+  onConnect: unused,
+};
 process.stdout.write(renderToString(React.createElement(SsrApp, { config })));

@@ -3,11 +3,21 @@ import { executeServerCommand } from '@web/test-runner-commands';
 import type { hydrateRoot } from 'react-dom/client';
 import type { ForgeConfigModal } from '../../src/config-modal/config-modal.js';
 import type { ConfigModalStrings } from '../../src/config-modal/strings.js';
+import type { ForgeIntegrationList } from '../../src/integration-list/integration-list.js';
+import type { IntegrationListStrings } from '../../src/integration-list/strings.js';
 import type { WorkflowListStrings } from '../../src/workflow-list/strings.js';
 import type { ForgeWorkflowList } from '../../src/workflow-list/workflow-list.js';
 import { serviceInfo, tokenUrl, userToken } from '../support/forge.js';
 import { waitUntil } from '../support/wait.js';
-import { installedWorkflow, loadFramework, mountPoint, switchIn, type ToggleDetail } from './support.js';
+import {
+  type ConnectDetail,
+  expectGridBound,
+  installedWorkflow,
+  loadFramework,
+  mountPoint,
+  switchIn,
+  type ToggleDetail,
+} from './support.js';
 
 /**
  * A Next.js-style page: React 19 renders it on the server (react-dom/server, in Node, with the
@@ -29,7 +39,14 @@ interface SsrFramework {
 const STRIPE_TO_SLACK = '64b14ff1704e5bc1057506db';
 
 describe('React 19 server rendering, hydrated', () => {
-  it('hydrates both elements: the wrappers get every prop and handler, direct use only attributes', async () => {
+  // The app's bundle (React, react-dom and the built package, by rollup) is built on first
+  // request: about 20 s on a busy 2-core machine, which is no part of what the tests measure.
+  before(async function () {
+    this.timeout(90_000);
+    await loadFramework('react19ssr');
+  });
+
+  it('hydrates the list and the modal: the wrappers get every prop and handler, direct use only attributes', async () => {
     const { React, hydrateRoot, SsrApp } = await loadFramework<SsrFramework>('react19ssr');
     const { apiBase } = await serviceInfo();
     const { userId, workflowId } = await installedWorkflow();
@@ -116,6 +133,58 @@ describe('React 19 server rendering, hydrated', () => {
       expect(hydrationErrors.filter((e) => /hydrat|did(n't| not) match/i.test(String(e)))).to.deep.equal([]);
     } finally {
       console.error = realConsoleError;
+      root.unmount();
+      container.remove();
+    }
+  });
+
+  // The page of the test above (its framework bundle is built by then), for <forge-integration-list>.
+  it('hydrates the integration list: the wrapper gets every prop and handler, direct use only attributes', async () => {
+    const { React, hydrateRoot, SsrApp } = await loadFramework<SsrFramework>('react19ssr');
+    const { apiBase } = await serviceInfo();
+    const { userId } = await installedWorkflow();
+    const gridStrings: Partial<IntegrationListStrings> = { reconnect: 'Link again' };
+    const serverConfig = { apiBase, tokenUrl: tokenUrl(userId), workflowId: STRIPE_TO_SLACK, gridStrings };
+    const html = await executeServerCommand<string, unknown>('frameworks', { action: 'ssr', config: serverConfig });
+    const server = new DOMParser().parseFromString(html, 'text/html');
+    expect(server.querySelector('#direct forge-integration-list')!.getAttributeNames().sort()).to.deep.equal([
+      'api-base',
+      'token-url',
+    ]);
+
+    const container = mountPoint();
+    container.innerHTML = html;
+    await nextFrame();
+    const hydrationErrors: unknown[] = [];
+    const tokenProvider = () => userToken(userId);
+    const connects: ConnectDetail[] = [];
+    const calls: string[] = [];
+    const config = {
+      ...serverConfig,
+      tokenProvider,
+      onToggle: () => undefined,
+      onAfterShow: () => undefined,
+      onConnect: (where: string, detail: ConnectDetail) => {
+        calls.push(`${where} onConnect`);
+        connects.push(detail);
+      },
+    };
+    const root = hydrateRoot(container, React.createElement(SsrApp, { config }), {
+      onRecoverableError: (error) => hydrationErrors.push(error),
+    });
+    try {
+      const wrapped = container.querySelector<ForgeIntegrationList>('#wrapped forge-integration-list')!;
+      const direct = container.querySelector<ForgeIntegrationList>('#direct forge-integration-list')!;
+      await waitUntil(() => wrapped.tokenProvider === tokenProvider, 'hydration never set the wrapper’s props');
+      const bindings = { apiBase, tokenProvider, strings: gridStrings, connects, onConnect: () => undefined };
+      await expectGridBound(wrapped, bindings, { handler: 'the wrapper’s onForgeConnect' });
+      expect(calls).to.deep.equal(['wrapped onConnect']);
+      // Used directly: the attributes arrive, the property and the handler do not.
+      expect(direct.tokenUrl).to.equal(tokenUrl(userId));
+      expect(direct.tokenProvider).to.equal(undefined);
+      expect(direct.strings).to.deep.equal({});
+      expect(hydrationErrors).to.deep.equal([]);
+    } finally {
       root.unmount();
       container.remove();
     }

@@ -1,6 +1,8 @@
 import { expect } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import type { ForgeEventDetails } from '../../src/events.js';
+import type { ForgeIntegrationList } from '../../src/integration-list/integration-list.js';
+import type { IntegrationListStrings } from '../../src/integration-list/strings.js';
 import type { ForgeWorkflowList } from '../../src/workflow-list/workflow-list.js';
 import { serviceInfo, tokenUrl, userToken } from '../support/forge.js';
 import { waitUntil } from '../support/wait.js';
@@ -96,4 +98,56 @@ export async function plainPageList() {
   container.append(list);
   await switchIn(list);
   return { list, container, workflowId };
+}
+
+export type ConnectDetail = ForgeEventDetails['forge-connect'];
+
+/**
+ * What an app binds on <forge-integration-list> in the framework tests, as `listBindings` does
+ * for the list: a string, a function, an object, and a forge-connect handler that collects into
+ * `connects`. The user has connected Stripe (a form of required parameters) and Slack.
+ */
+export async function gridBindings() {
+  const { apiBase } = await serviceInfo();
+  const { userId } = await installedWorkflow();
+  const connects: ConnectDetail[] = [];
+  return {
+    apiBase,
+    tokenProvider: () => userToken(userId),
+    strings: { reconnect: 'Link again' } as Partial<IntegrationListStrings>,
+    connects,
+    onConnect: (detail: ConnectDetail) => {
+      connects.push(detail);
+    },
+  };
+}
+
+/**
+ * Checks that the grid got every binding as a property and that a user's reconnect of Stripe
+ * (through its form) reaches the app's handler, named `handler` in the failure message.
+ */
+export async function expectGridBound(
+  grid: ForgeIntegrationList,
+  bindings: Awaited<ReturnType<typeof gridBindings>>,
+  { handler, stringsCopied = false }: { handler: string; stringsCopied?: boolean },
+) {
+  expect(grid.apiBase).to.equal(bindings.apiBase);
+  expect(grid.tokenProvider).to.equal(bindings.tokenProvider);
+  if (stringsCopied) expect(grid.strings).to.deep.equal(bindings.strings);
+  else expect(grid.strings).to.equal(bindings.strings);
+  const root = grid.shadowRoot!;
+  const reconnect = await eventually(
+    () =>
+      [...root.querySelectorAll<HTMLElement>('[part~="reconnect-button"]')].find((b) => /Stripe/.test(b.textContent!)),
+    'the grid never showed Stripe as connected',
+  );
+  expect(reconnect.textContent).to.include('Link again');
+  reconnect.click();
+  const input = await eventually(() => root.querySelector<HTMLInputElement>('[part~="parameters"] input'), 'no form');
+  input.value = 'sk_test_framework';
+  input.dispatchEvent(new Event('input'));
+  await grid.updateComplete;
+  root.querySelector<HTMLButtonElement>('[part~="parameters"] [type="submit"]')!.click();
+  await waitUntil(() => bindings.connects.length === 1, `${handler} was never called`);
+  expect(bindings.connects[0]).to.deep.equal({ integration: 'stripe' });
 }

@@ -218,8 +218,9 @@ test('the demo page passes axe with no violations, the elements inside included'
   // The demo's Content-Security-Policy forbids inline scripts, axe's included.
   const page = await browser.newPage({ bypassCSP: true });
   await page.goto(demo.url);
-  // Audit the page as a user meets it: the list has loaded its rows.
+  // Audit the page as a user meets it: the list has loaded its rows, the apps their cards.
   await page.locator('forge-workflow-list [part~="row"]').first().waitFor();
+  await page.locator('forge-integration-list [part~="app"]').first().waitFor();
   await page.addScriptTag({ content: readFileSync('node_modules/axe-core/axe.min.js', 'utf8') });
   const violations = await page.evaluate(async () => {
     const { violations } = await (window as unknown as { axe: typeof import('axe-core') }).axe.run(document);
@@ -228,7 +229,7 @@ test('the demo page passes axe with no violations, the elements inside included'
   assert.deepEqual(violations, []);
 });
 
-test('the demo page opens the Runs view and the modal from the list under its strict policy, with no violation', async (t) => {
+test('the demo page opens the Runs view and the modal from the list and from the apps under its strict policy, with no violation', async (t) => {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
@@ -253,6 +254,10 @@ test('the demo page opens the Runs view and the modal from the list under its st
   await page.locator('forge-workflow-list [part~="details"]').first().waitFor({ timeout: 10_000 });
   await page.locator('forge-workflow-list [part~="row"] button[part~="button"]').first().click();
   await page.locator('forge-workflow-list forge-config-modal [part~="dialog"][open]').waitFor({ timeout: 10_000 });
+  await page.keyboard.press('Escape');
+  // The apps' chunk, loaded because the page holds the element, and the modal it opens.
+  await page.locator('forge-integration-list [part~="workflows-button"]').first().click();
+  await page.locator('forge-integration-list forge-config-modal [part~="dialog"][open]').waitFor({ timeout: 10_000 });
   assert.deepEqual(missing, []);
   assert.deepEqual(await page.evaluate(() => (window as unknown as { violations: string[] }).violations), []);
 });

@@ -327,7 +327,7 @@ describe('one database, any instance answers', () => {
 
 describe('an OAuth flow behind a load balancer', () => {
   // Instances behind a load balancer share one public URL (--public-url): the redirect URI the
-  // local provider registered, and where the service exchanges the code, are on it. The
+  // local provider registered is on it. The
   // balancer sends each request to the next instance in turn, so every page of the popup lands
   // on the other instance than the one before.
   const env: Record<string, string> = {};

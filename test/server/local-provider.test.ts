@@ -293,3 +293,36 @@ describe('its client is made on first start and kept', () => {
     await other.close();
   });
 });
+
+describe('a popup its consent page cuts from its opener', () => {
+  const start = (token: string, body: unknown) =>
+    forge.request('POST', '/credentials/slack/oauth', {
+      credential: token,
+      headers: { Origin: APP_ORIGIN },
+      json: body,
+    });
+
+  test('the return page must be on the origin that starts the flow', async () => {
+    const { token: userToken } = await forge.newUser();
+    for (const returnUrl of ['https://elsewhere.example/return', 'not a url', 42]) {
+      const answer = await start(userToken, { returnUrl });
+      assert.equal(answer.status, 400, JSON.stringify(returnUrl));
+      assert.match(answer.body.detail, /return page on this page's own origin/);
+    }
+  });
+
+  test('the callback page hands the result to the return page when it has no opener; without one it says what to do', async () => {
+    const { token: userToken } = await forge.newUser();
+    for (const returnUrl of [`${APP_ORIGIN}/forge-oauth-return.html`, undefined]) {
+      const started = await start(userToken, returnUrl ? { returnUrl } : {});
+      assert.equal(started.status, 200, started.text);
+      const consentUrl = (await fetch(started.body.url, { redirect: 'manual' })).headers.get('location')!;
+      const allowed = await forge.request('POST', consentUrl, form({ decision: 'allow' }));
+      const page = (await forge.request('GET', allowed.headers.get('location')!)).text;
+      assert.match(page, /window\.opener\.postMessage/);
+      assert.match(page, /Close this window and choose Connect again/);
+      if (returnUrl) assert.ok(page.includes(`location.replace(${JSON.stringify(returnUrl)} + '#'`), page);
+      else assert.match(page, /\} else if \(null\)/);
+    }
+  });
+});

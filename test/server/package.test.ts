@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import { rollup } from 'rollup';
-import { configModalEvents, workflowListEvents } from '../../src/events.js';
+import { configModalEvents, integrationListEvents, workflowListEvents } from '../../src/events.js';
 
 /**
  * The package as a consumer gets it, after `npm run build`: its exports map, the CDN bundle,
@@ -35,6 +35,7 @@ describe('the exports map', () => {
     assert.deepEqual([...pkg.sideEffects].sort(), [
       './dist/src/config-modal/define.js',
       './dist/src/index.js',
+      './dist/src/integration-list/define.js',
       './dist/src/workflow-list/define.js',
     ]);
     for (const file of pkg.sideEffects) assert.ok(existsSync(file), `${file} is missing`);
@@ -47,7 +48,7 @@ describe('the exports map', () => {
     const tags = manifest.modules.flatMap((m: { declarations?: { tagName?: string }[] }) =>
       (m.declarations ?? []).map((d) => d.tagName).filter(Boolean),
     );
-    assert.deepEqual(tags.sort(), ['forge-config-modal', 'forge-workflow-list']);
+    assert.deepEqual(tags.sort(), ['forge-config-modal', 'forge-integration-list', 'forge-workflow-list']);
     for (const file of ['dist/cdn/forge-embed.min.js', 'custom-elements.json']) {
       assert.ok(
         pkg.files.some((f: string) => file.startsWith(f)),
@@ -66,6 +67,7 @@ test("the manifest's events are the ones events.ts declares for each element, ea
   const declared: Record<string, readonly string[]> = {
     'forge-config-modal': configModalEvents,
     'forge-workflow-list': workflowListEvents,
+    'forge-integration-list': integrationListEvents,
   };
   for (const [tag, names] of Object.entries(declared)) {
     const events = elements.find((e) => e.tagName === tag)?.events ?? [];
@@ -101,6 +103,12 @@ test('the CDN bundle is self-contained: its entry and the chunks beside it impor
   assert.ok(
     [...files.values()].some((code) => /customElements\.define\("forge-config-modal"/.test(code)),
     'no chunk of the CDN bundle registers <forge-config-modal>',
+  );
+  // So is the integration list: a page that does not show one never loads its code.
+  assert.doesNotMatch(entry, /customElements\.define\("forge-integration-list"/);
+  assert.ok(
+    [...files.values()].some((code) => /customElements\.define\("forge-integration-list"/.test(code)),
+    'no chunk of the CDN bundle registers <forge-integration-list>',
   );
 });
 

@@ -14,7 +14,7 @@ import { generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { type RunningService, type ServiceOptions, startService } from '../../server/app.js';
 import { TOKEN_AUDIENCE, TOKEN_ISSUER } from '../../server/auth.js';
 import { DEMO_CATALOG } from '../../server/paths.js';
-import type { ExecutionLogEntry, Integration, Variable } from '../../src/api/types.js';
+import type { ExecutionLogEntry, IntegrationSummary, Variable } from '../../src/api/types.js';
 import { testDatabase } from './backend.js';
 import { OpenApiCheck } from './openapi-check.js';
 
@@ -50,7 +50,7 @@ export interface DemoWorkflow {
 }
 
 export const demoCatalog = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8')) as {
-  integrations: Integration[];
+  integrations: IntegrationSummary[];
   workflows: DemoWorkflow[];
 };
 
@@ -68,7 +68,7 @@ export function listedParameters(parameters: DemoBlock['parameters']): DemoBlock
   };
 }
 
-export const integrationNamed = (name: string): Integration => {
+export const integrationNamed = (name: string): IntegrationSummary => {
   const found = demoCatalog.integrations.find((i) => i.name === name);
   assert.ok(found, `the demo catalog has no integration ${name}`);
   return found;

@@ -35,11 +35,17 @@ async function listed(token: string, search = ''): Promise<ParentWorkflow[]> {
   return (await forge.asUser(token, 'GET', `/workflow${search}`)).body.data;
 }
 
-/** What GET /workflow's answer for the same query must cut down to. */
+/**
+ * What GET /workflow's answer for the same query must cut down to: each integration as it lists
+ * it, with the catalog's optional `description` and `category` (which GET /workflow, the seed's
+ * shape, does not carry).
+ */
 function cutDown(parents: ParentWorkflow[]): WorkflowSummaries {
   const integrations = new Map<string, WorkflowSummaries['integrations'][number]>();
-  for (const { name, displayName, icon } of parents.flatMap((p) => p.integrations)) {
-    if (!integrations.has(name)) integrations.set(name, { name, displayName, icon });
+  for (const integration of parents.flatMap((p) => p.integrations)) {
+    const { description, category } = demoCatalog.integrations.find((i) => i.name === integration.name)!;
+    const about = { ...(description ? { description } : {}), ...(category ? { category } : {}) };
+    if (!integrations.has(integration.name)) integrations.set(integration.name, { ...integration, ...about });
   }
   return {
     workflows: parents.map((p) => ({
@@ -81,7 +87,8 @@ describe('GET /workflow-summary', () => {
     const names = body.integrations.map((it) => it.name);
     assert.equal(new Set(names).size, names.length);
     for (const it of body.integrations) {
-      assertKeys(it, ['name', 'displayName', 'icon'], it.name);
+      const keys = ['name', 'displayName', 'icon', 'type', 'description', 'category'];
+      assertKeys(it, it.requiredParameters ? [...keys, 'requiredParameters'] : keys, it.name);
       assert.match(it.icon, /^(https?:|data:)/);
     }
     // The point of it: a fraction of the full listing's bytes.

@@ -92,7 +92,11 @@ export const authorizeOAuth = (url: string) => forge<string>('authorize', { url 
  * Acts on the local consent page in the OAuth popup this page opened: presses Allow or Deny,
  * or closes the window. Answers the popup's URL.
  */
-export const consentInPopup = (decision: 'allow' | 'deny' | 'close') => forge<string>('consent', { decision });
+export const consentInPopup = (decision: 'allow' | 'deny' | 'close', detached = false) =>
+  forge<string>('consent', { decision, detached });
+
+/** A user of the service whose consent page cuts the popup from its opener (Cross-Origin-Opener-Policy). */
+export const coopUser = () => forge<{ apiBase: string; userId: string }>('coopUser');
 
 /**
  * Holds keys down together and lets them go (`['Control', 'a']`), in every engine: `sendKeys`

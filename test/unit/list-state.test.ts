@@ -12,7 +12,7 @@ const parent = (workflowId: string, name: string, description?: string): Workflo
 
 const { integrations } = listingFrom({
   workflows: [],
-  integrations: [{ name: 'google-sheets', displayName: 'Google Sheets', icon: '' }],
+  integrations: [{ name: 'google-sheets', displayName: 'Google Sheets', icon: '', type: 'oauth2' }],
 });
 const offersFrom = (workflows: WorkflowSummary[]): Offer[] => listingFrom({ workflows, integrations: [] }).offers;
 
