@@ -327,9 +327,9 @@ describe('one database, any instance answers', () => {
 
 describe('an OAuth flow behind a load balancer', () => {
   // Instances behind a load balancer share one public URL (--public-url): the redirect URI the
-  // local provider registered is on it. The
-  // balancer sends each request to the next instance in turn, so every page of the popup lands
-  // on the other instance than the one before.
+  // local provider registered, and where the service exchanges the code, are on it. The
+  // balancer sends each request to the next instance in turn, so every page of the popup, and
+  // the service's own token request, lands on the other instance than the one before.
   const env: Record<string, string> = {};
   let balancer: Server;
   let turn = 0;
@@ -387,6 +387,10 @@ describe('an OAuth flow behind a load balancer', () => {
       connected.map((c: { integration: string }) => c.integration),
       [OAUTH],
     );
-    assert.equal(turn, 4, 'the balancer took the authorize link, the consent page and its answer, and the callback');
+    assert.equal(
+      turn,
+      5,
+      'the balancer took the authorize link, the consent page and its answer, the callback and the code exchange',
+    );
   });
 });
