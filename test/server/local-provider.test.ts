@@ -275,22 +275,31 @@ describe('the local provider is an OAuth 2.0 authorization server, reached by th
 
 describe('its client is made on first start and kept', () => {
   test('the same client id after a restart on the same database; grants survive it', async () => {
-    const db = join(dir, 'forge.db');
-    const first = await startService({ port: 0, db, allowedOrigins: [APP_ORIGIN], scheduler: false, env: {} });
-    const clientId = first.env.FORGE_LOCAL_OAUTH_CLIENT_ID;
-    assert.match(clientId ?? '', /^forge-local-[0-9a-f]{16}$/);
-    assert.ok((first.env.FORGE_LOCAL_OAUTH_CLIENT_SECRET ?? '').length >= 43);
-    await first.close();
-    const second = await startService({ port: 0, db, allowedOrigins: [APP_ORIGIN], scheduler: false, env: {} });
+    // The client is derived from the service's key: here each database keeps its own key file,
+    // as on a SQLite install, even in the suite's PostgreSQL pass (which sets FORGE_SECRET_KEY).
+    const envKey = process.env.FORGE_SECRET_KEY;
+    delete process.env.FORGE_SECRET_KEY;
+    const started: Array<{ close(): Promise<void> }> = [];
     try {
+      const db = join(dir, 'forge.db');
+      const first = await startService({ port: 0, db, allowedOrigins: [APP_ORIGIN], scheduler: false, env: {} });
+      started.push(first);
+      const clientId = first.env.FORGE_LOCAL_OAUTH_CLIENT_ID;
+      assert.match(clientId ?? '', /^forge-local-[0-9a-f]{16}$/);
+      assert.ok((first.env.FORGE_LOCAL_OAUTH_CLIENT_SECRET ?? '').length >= 43);
+      await started.pop()!.close();
+      const second = await startService({ port: 0, db, allowedOrigins: [APP_ORIGIN], scheduler: false, env: {} });
+      started.push(second);
       assert.equal(second.env.FORGE_LOCAL_OAUTH_CLIENT_ID, clientId);
+      // Another database (another key) is another client.
+      const other = await startService({ port: 0, db: ':memory:', scheduler: false, env: {} });
+      started.push(other);
+      assert.notEqual(other.env.FORGE_LOCAL_OAUTH_CLIENT_ID, clientId);
     } finally {
-      await second.close();
+      // A failed assertion must not leave a service listening: the test file would never end.
+      for (const service of started) await service.close();
+      if (envKey !== undefined) process.env.FORGE_SECRET_KEY = envKey;
     }
-    // Another database (another key) is another client.
-    const other = await startService({ port: 0, db: ':memory:', scheduler: false, env: {} });
-    assert.notEqual(other.env.FORGE_LOCAL_OAUTH_CLIENT_ID, clientId);
-    await other.close();
   });
 });
 
