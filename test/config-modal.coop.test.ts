@@ -38,9 +38,13 @@ const connectButton = (el: ForgeConfigModal, name: string) =>
 
 // WebKit over WebKitWebDriver: the severed popup's hand-over timed out here, and the run without a
 // return page passed once and timed out once; the cause is not found yet, so WebKit is left out.
+// Firefox: the severed popup is a window no script opened, so nothing can close it; in the full
+// suite it stayed open and took the focus from every later test in that browser. Left out until
+// the test can close it (through the driver), so the suite stays honest for the other files.
 const webKit = /AppleWebKit/.test(navigator.userAgent) && !/Chrome|Firefox/.test(navigator.userAgent);
+const firefox = /Firefox/.test(navigator.userAgent);
 
-(webKit ? describe.skip : describe)(
+(webKit || firefox ? describe.skip : describe)(
   '<forge-config-modal> connect step, when the consent page cuts the popup from its opener',
   () => {
     it('finishes through the return page on this origin', async () => {

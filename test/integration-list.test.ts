@@ -335,7 +335,7 @@ describe('<forge-integration-list>', () => {
     // Enter on an OAuth app opens its sign-in window; closing it is reported on the card.
     await consentInPopup('close');
     await ui.until(() => ui.part('app-error', card(ui, 'Slack')), 'the closed window');
-    expect(words(ui.part('app-error', card(ui, 'Slack'))!)).to.include('window was closed');
+    expect(words(ui.part('app-error', card(ui, 'Slack'))!)).to.include('window closed');
   });
 
   it('fires nothing for changes made in code', async () => {
