@@ -3,10 +3,10 @@ import { sendKeys } from '@web/test-runner-commands';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   button,
-  byPart,
   childrenOf,
   connectAccounts,
   connectedUser,
+  expectAccessible,
   field,
   Harness,
   install,
@@ -17,25 +17,9 @@ import {
   untilButton,
   untilPart,
   untilRole,
-  visibleText,
 } from './support/config-modal.js';
 import { createUser, hostApi, pressChord, serviceInfo, tokenUrl } from './support/forge.js';
 import { waitUntil } from './support/wait.js';
-
-/** axe over the element (its shadow root and the open dialog in it), in both colour schemes. */
-async function expectAccessible(el: ForgeConfigModal) {
-  // Contrast is measured on what is painted: let the opening fade-in finish first.
-  await Promise.all(
-    byPart(shadow(el), 'dialog')!
-      .getAnimations()
-      .map((animation) => animation.finished),
-  );
-  for (const theme of ['light', 'dark'] as const) {
-    el.theme = theme;
-    await el.updateComplete;
-    await expect(el, `${theme}: ${visibleText(el)}`).to.be.accessible();
-  }
-}
 
 /** Ctrl+A, so what is typed next replaces the field's value. */
 async function selectAll() {

@@ -9,6 +9,7 @@ import {
   byRole,
   childrenOf,
   connectAccounts,
+  expectAccessible,
   fill,
   Harness,
   HUBSPOT_TO_SLACK,
@@ -214,20 +215,6 @@ const untilConfirm = (el: ForgeConfigModal) =>
 
 const rowNamed = (el: ForgeConfigModal, name: string, button: string) =>
   byRole<HTMLButtonElement>(row(el, name), 'button', button);
-
-/** axe over the modal in both colour schemes, once its opening fade-in is over. */
-async function expectAccessible(el: ForgeConfigModal) {
-  await Promise.all(
-    byPart(shadow(el), 'dialog')!
-      .getAnimations()
-      .map((animation) => animation.finished),
-  );
-  for (const theme of ['light', 'dark'] as const) {
-    el.theme = theme;
-    await el.updateComplete;
-    await expect(el, `${theme}: ${visibleText(el)}`).to.be.accessible();
-  }
-}
 
 describe('<forge-config-modal> connect step: which account, whether it works, disconnecting', () => {
   it('shows the account the app named, and a connection the app refused as "Needs reconnecting"', async () => {

@@ -7,7 +7,7 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
-  byPart,
+  fadedIn,
   field,
   fill,
   requestsDuring,
@@ -51,14 +51,6 @@ async function storedValues(userId: string) {
   const block = body.blocks.find((b) => b.id === TYPED_BLOCK)!;
   return Object.fromEntries(block.parameters.variables!.map((v) => [v.name, v.value]));
 }
-
-/** Contrast is measured on what is painted: the opening fade-in finishes first. */
-const settled = (el: ForgeConfigModal) =>
-  Promise.all(
-    byPart(shadow(el), 'dialog')!
-      .getAnimations()
-      .map((animation) => animation.finished),
-  );
 
 const writes = (requests: Array<{ method: string }>) => requests.filter((r) => r.method !== 'GET');
 
@@ -167,13 +159,13 @@ describe('<forge-config-modal> settings of every type', () => {
   // One state per test: axe over a form this long takes WebKit about ten seconds.
   it('has no axe violations on the settings of every type', async () => {
     const { el } = await typedModal();
-    await settled(el);
+    await fadedIn(el);
     await expect(el).to.be.accessible();
   });
 
   it('has no axe violations with every field error shown, in the dark scheme', async () => {
     const { el } = await typedModal();
-    await settled(el);
+    await fadedIn(el);
     (await untilButton(el, 'Enable workflow')).click();
     await untilPart(el, 'field-error');
     el.theme = 'dark';

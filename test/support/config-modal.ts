@@ -1,4 +1,4 @@
-import { fixture, html } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
 import { ForgeClient } from '../../src/api/index.js';
 import type { ForgeConfigModal } from '../../src/config-modal/config-modal.js';
 import '../../src/config-modal/define.js';
@@ -170,4 +170,22 @@ export async function requestsDuring(action: () => Promise<void>): Promise<Recor
     window.fetch = realFetch;
   }
   return requests;
+}
+
+/** Contrast is measured on what is painted: resolves once the modal's opening fade-in is over. */
+export const fadedIn = (el: ForgeConfigModal) =>
+  Promise.all(
+    byPart(shadow(el), 'dialog')!
+      .getAnimations()
+      .map((animation) => animation.finished),
+  );
+
+/** axe over the element (its shadow root and the open dialog in it), in both colour schemes. */
+export async function expectAccessible(el: ForgeConfigModal): Promise<void> {
+  await fadedIn(el);
+  for (const theme of ['light', 'dark'] as const) {
+    el.theme = theme;
+    await el.updateComplete;
+    await expect(el, `${theme}: ${visibleText(el)}`).to.be.accessible();
+  }
 }
