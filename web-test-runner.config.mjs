@@ -175,7 +175,7 @@ const forgeCommands = {
       case 'api':
         return api(
           args.path,
-          { method: args.method ?? 'GET', body: args.body && JSON.stringify(args.body) },
+          { method: args.method ?? 'GET', body: args.body && JSON.stringify(args.body), headers: args.headers },
           serviceFor(args),
         );
       case 'fault':

@@ -225,7 +225,8 @@ export async function benchWebhookRuns(
         host: target.hostname,
         port: Number(target.port),
         path: `${API_PREFIX}/hooks/${token}`,
-        headers: { 'Content-Type': 'application/json' },
+        // Waits for the run, so the row measures runs finished, as before webhooks were queued.
+        headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
         body: '{"name": "Ada Lovelace", "email": "ada@example.com", "amount": 120, "currency": "eur"}',
       });
     const first = JSON.parse((await post()).body) as { finished: boolean };

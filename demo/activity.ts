@@ -136,9 +136,10 @@ export class Activity {
     const payload = failing ? events.failing.payload() : this.#nextSample(workflowId, events.samples);
     let response: Response;
     try {
+      // Waits for the run (`Prefer: wait`), so the panel can say at once how it went.
       response = await fetch(child.webhookUrl, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
         body: JSON.stringify(payload),
       });
     } catch (error) {

@@ -169,7 +169,7 @@ const run = async (childId, payload) => {
   const { webhookUrl } = await api('GET', `/workflow/${childId}`);
   await fetch(webhookUrl, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
     body: JSON.stringify(payload),
   });
 };

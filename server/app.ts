@@ -46,6 +46,8 @@ import users from './routes/users.js';
 import workflows from './routes/workflows.js';
 import { DEFAULT_SANDBOX_URL } from './sandbox.js';
 import { SecretBox } from './secrets.js';
+import { type JobQueue, SqliteJobQueue } from './store/jobs.js';
+import { PgBossJobQueue } from './store/pg-boss-queue.js';
 import type { PoolOptions } from './store/postgres.js';
 import { isPostgresUrl, Store } from './store/store.js';
 import type { Tracing } from './trace.js';
@@ -95,6 +97,12 @@ export interface ServiceOptions {
    * elsewhere. Default 0.
    */
   drainDelayMs?: number;
+  /**
+   * On close, how long workflow runs in progress get to finish and be stored; those still running
+   * then are cut short and their jobs go back to the queue for another instance (or this one's
+   * next start), not recorded as failed. Default 10 s.
+   */
+  stopGraceMs?: number;
   /**
    * Backpressure: past these bounds every request but /healthz gets 503 with Retry-After, and
    * /readyz says not ready, until the process recovers. 0 (the default) switches a bound off.
@@ -194,6 +202,13 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   const { authKeys, apiKey, generated } = await AuthKeys.load(store, secrets, options.apiKey, options.clock);
   // Names this process in the claims and leases it takes, so a row says which instance holds it.
   const instanceId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  // The queue every run is a job on: pg-boss on PostgreSQL, a table beside the data on SQLite.
+  const jobs: JobQueue = isPostgresUrl(dbPath)
+    ? await PgBossJobQueue.open(dbPath, logger.child({ component: 'jobs' })).catch(async (error) => {
+        await store.close();
+        throw error;
+      })
+    : new SqliteJobQueue(store, instanceId);
   // What the route modules are given, but for the engine and delivery, which need some of it first.
   const base: Omit<ServiceDeps, 'engine' | 'delivery' | 'options'> = {
     store,
@@ -252,7 +267,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     delivery,
     env: catalogEnv,
     httpTimeoutMs: options.httpTimeoutMs,
-    instanceId,
+    jobs,
     clock: options.clock,
     logger: logger.child({ component: 'engine' }),
     metrics,
@@ -298,7 +313,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   // `dependencies`), so a wrong order fails at start.
   // First, so that every other hook and the handler run inside the request's span.
   tracing?.traceRequests(app);
-  await app.register(shutdown, { store, engine, delivery });
+  await app.register(shutdown, { store, engine, delivery, jobs, stopGraceMs: options.stopGraceMs });
   // Request duration by route and status, for every request (404s and probes too: "unmatched").
   if (metrics) {
     app.addHook('onResponse', (request, reply, done) => {
@@ -392,6 +407,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         );
   // Entries a previous run could not deliver go out now.
   await delivery.start();
+  engine.startWorker();
   if (options.scheduler !== false) engine.startScheduler();
   let closing: Promise<void> | undefined;
   return {
@@ -403,6 +419,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       // flight, closes idle connections, then runs the onClose hooks: the engine, delivery and
       // the database stop there (plugins/shutdown.ts).
       service.lifecycle.stopping = true;
+      // No new jobs from now on; the runs in progress get their grace (the same stop the onClose hook waits for).
+      void engine.stop(options.stopGraceMs);
       closing ??= new Promise((resolve) => setTimeout(resolve, options.drainDelayMs ?? 0)).then(() =>
         Promise.all([app.close(), metricsListener?.close()]).then(() => undefined),
       );

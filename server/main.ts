@@ -77,6 +77,12 @@ const OPTIONS = {
     default: '0',
     help: 'on SIGTERM, how long /readyz says 503 while requests are still served, before the service stops accepting',
   },
+  'stop-grace-ms': {
+    env: 'FORGE_STOP_GRACE_MS',
+    type: 'string',
+    default: '10000',
+    help: 'on SIGTERM, how long workflow runs in progress get to finish; those still running then go back to the queue for another instance',
+  },
   'webhook-secret-grace-hours': {
     env: 'FORGE_WEBHOOK_SECRET_GRACE_HOURS',
     type: 'string',
@@ -159,8 +165,10 @@ Environment only:
 The log: one JSON object per line on stdout (level, time, pid, hostname, msg; reqId on request
 lines, executionId on a run's). Health: GET /healthz (the process answers), GET /readyz (the
 database answers and the service is not stopping; 503 when not). SIGTERM or SIGINT: /readyz says
-503 for the drain delay, then the service stops accepting connections, finishes the requests and
-workflow runs in flight, closes the database, exits 0. docs/operations.md says more.`;
+503 at once and no new workflow runs start here; after the drain delay the service stops accepting
+connections and finishes the requests in flight; runs in progress get the stop grace to finish, the
+rest go back to the queue for another instance; then it closes the database and exits 0.
+docs/operations.md says more.`;
 
 /**
  * Refuses to go on, exit status 2. Before the service's log exists (a wrong option, a command's
@@ -280,6 +288,7 @@ const pool = {
 const httpTimeoutMs = wholeNumber('http-timeout-ms', 1, 3_600_000);
 const deliveryTimeoutMs = wholeNumber('delivery-timeout-ms', 1, 3_600_000);
 const drainDelayMs = wholeNumber('drain-delay-ms', 0, 3_600_000);
+const stopGraceMs = wholeNumber('stop-grace-ms', 0, 3_600_000);
 const webhookSecretGraceMs = wholeNumber('webhook-secret-grace-hours', 0, 24 * 365)! * 3_600_000;
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 const metricsOn = option('metrics');
@@ -325,7 +334,7 @@ if (command === 'check') {
       delivery: undefined as never,
       connections: undefined as never,
       env: {},
-      instanceId: 'check',
+      jobs: undefined as never,
     });
     const publicUrl = option('public-url');
     if (publicUrl) checkPublicUrl(publicUrl);
@@ -396,6 +405,7 @@ try {
     httpTimeoutMs,
     delivery: deliveryTimeoutMs ? { timeoutMs: deliveryTimeoutMs } : undefined,
     drainDelayMs,
+    stopGraceMs,
     webhookSecretGraceMs,
     localProvider: { accessTokenTtlSeconds: localTokenTtl() },
     pressure: {
@@ -440,7 +450,9 @@ try {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info(`${signal}: stopping (finishing requests and runs in flight)`);
+    logger.info(
+      `${signal}: stopping (finishing requests and runs in flight; runs past the stop grace go back to the queue)`,
+    );
     await service.close();
     await sandbox?.close();
     // The spans of the last requests and runs go out before the process ends.

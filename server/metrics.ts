@@ -40,6 +40,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly minutesSkipped = new Counter({
+    name: 'forge_scheduler_minutes_skipped_total',
+    help: 'Scheduled minutes not run because no instance ran for longer than the catch-up window (an hour) after them.',
+    registers: [this.registry],
+  });
+
   readonly deliveries = new Counter({
     name: 'forge_deliveries_total',
     help: 'Attempts to deliver an error log entry to the host, by channel (webhook, eventBus) and outcome (delivered, failed).',

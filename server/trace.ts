@@ -27,6 +27,8 @@ export interface SpanOptions {
   /** `client` for a call to another service; default internal. */
   kind?: 'client' | 'internal';
   attributes?: SpanAttributes;
+  /** The W3C trace context (`traceparent`, `tracestate`) to continue; default the current span's. */
+  parent?: Record<string, string>;
 }
 
 export interface SpanHandle {

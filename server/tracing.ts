@@ -45,10 +45,18 @@ export function startTracing(): Tracing {
   const requestSpans = new WeakMap<FastifyRequest, { span: Span; context: Context }>();
 
   return {
-    inSpan(name, { kind, attributes }: SpanOptions, work) {
+    inSpan(name, { kind, attributes, parent }: SpanOptions, work) {
+      // A run taken from the queue continues the trace of the request that added its job.
+      const within = parent
+        ? propagation.extract(context.active(), parent, {
+            get: (carrier, key) => carrier[key],
+            keys: (carrier) => Object.keys(carrier),
+          })
+        : context.active();
       return tracer.startActiveSpan(
         name,
         { kind: kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL, attributes },
+        within,
         async (span) => {
           const handle: SpanHandle = {
             setAttributes: (more) => span.setAttributes(more),

@@ -5,6 +5,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { SecretBox } from '../secrets.js';
+import { type Job, type JobQueue, jobId, LEASE_RENEW_MS } from '../store/jobs.js';
 import type { ChildRow, Store } from '../store/store.js';
 import { type SpanHandle, type Tracing, traced } from '../trace.js';
 import { BlockFailure, runnerFor, TRIGGER_TYPES, type Trigger } from './blocks.js';
@@ -26,8 +27,8 @@ export interface EngineOptions {
   httpTimeoutMs?: number;
   /** What "now" is for the scheduler. Default: the system clock. */
   clock?: Clock;
-  /** This process among the instances that share the database; claims name it. */
-  instanceId: string;
+  /** The durable queue every run is a job on (server/store/jobs.ts). */
+  jobs: JobQueue;
   /** The service log (server/log.ts); default none. */
   logger?: Logger;
   /** Counts runs and times blocks (server/metrics.ts); default none. */
@@ -44,43 +45,85 @@ export interface ExecutionOutcome {
   error?: ErrorLogEntry;
 }
 
-/** Scheduled runs of one tick that run at the same time, so one slow workflow does not hold up the rest. */
-const TICK_CONCURRENCY = 4;
+/** Run jobs one instance runs at the same time, so one slow workflow does not hold up the rest. */
+const RUN_CONCURRENCY = 8;
+
+/** How often an idle instance looks for jobs that other instances added (its own it starts at once). */
+const POLL_MS = 500;
 
 const MINUTE = 60_000;
 
 /**
- * How far back a scheduler that fell behind (a stalled event loop, a suspended machine, a test
- * clock that jumped) still runs the minutes it missed; older ones are skipped and logged.
+ * Minutes missed while no instance was running (or whose scheduler fell behind: a stalled event
+ * loop, a suspended machine, a test clock that jumped) still run, each once, up to this far back;
+ * older ones are skipped, logged and counted (forge_scheduler_minutes_skipped_total).
  */
 export const CATCH_UP_MINUTES = 60;
 
-/** How soon a minute whose tick broke is tried again. */
+/** How long runs in progress get to finish when the service stops (ServiceOptions.stopGraceMs). */
+export const DEFAULT_STOP_GRACE_MS = 10_000;
+
+/** How soon a minute whose jobs could not be added is tried again. */
 const RETRY_FAILED_TICK_MS = 5_000;
 
-/** Claims of minutes older than this are deleted: no scheduler ticks them any more. */
-const CLAIMS_KEPT_MINUTES = 24 * 60;
+/** How soon a run whose attempt broke on the database is tried again. */
+const RETRY_FAILED_RUN_MS = 2_000;
 
 /**
- * Runs child workflows: on a webhook (`runWebhook`) or on their schedule block's cron (`tick`,
- * called every minute by the scheduler, or by a test with the minute it wants). Every run is
- * stored as an execution log entry; a failed one also gets an error log entry, which goes to
- * the host's delivery channels.
+ * A run taken this many times without being stored (its instance died each time, or the database
+ * went away each time) is not tried again: it is stored as a failed execution with an error entry.
+ */
+export const MAX_RUN_ATTEMPTS = 10;
+
+/** The setting that holds the last minute whose jobs were added, so a restart catches up from it. */
+const SCHEDULED_THROUGH = 'scheduler.scheduledThrough';
+
+/** How long an Idempotency-Key stands for the execution it started. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+
+/** A run's result was stored elsewhere: another instance took its job after this one lost the lease. */
+class JobLost extends Error {}
+/** A run cut short by a stop: its job goes back to the queue, nothing is stored. */
+class RunAbandoned extends Error {}
+
+/**
+ * Runs child workflows. Every run is a job on the queue (server/store/jobs.ts): a due minute of
+ * a scheduled child (added by each instance's scheduler; its id keeps it to one job) or an
+ * accepted webhook call. Any instance's worker takes it, runs it and stores it as an execution
+ * log entry in the transaction that marks the job done; a failed run also gets an error log
+ * entry, which goes to the host's delivery channels.
  */
 export class Engine {
   private readonly options: EngineOptions;
   private readonly clock: Clock;
   private readonly schedules = new Map<string, CronSchedule>();
+  /** Aborted when runs in progress are given up (the end of a stop's grace): cuts their HTTP calls. */
   private readonly shutdown = new AbortController();
+  /** No new jobs are taken and no new minutes added once this is set. */
+  private stopping = false;
   private readonly running = new Set<Promise<unknown>>();
+  /** The jobs this instance runs: each one's whole handling (its run, storing it, or giving it back). */
+  private readonly jobRuns = new Set<Promise<unknown>>();
+  private readonly runningJobs = new Map<string, Job>();
   private readonly logger: Logger;
   private timer: NodeJS.Timeout | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
   private stopWatchingClock: () => void = () => {};
-  /** The scheduler's minutes whose tick is running, and those waiting to be tried again. */
+  /** The scheduler's minutes whose jobs are being added, and those waiting to be tried again. */
   private readonly ticking = new Set<number>();
   private readonly failedMinutes = new Set<number>();
-  /** The next minute the scheduler has not started yet (undefined: no scheduler). */
+  /** The next minute the scheduler has not added yet (undefined: no scheduler). */
   private nextMinute: number | undefined;
+  private stopped: Promise<void> | undefined;
+  /** Settles once the scheduler read which minutes no instance added before it started. */
+  private caughtUp: Promise<void> | undefined;
+  private pumping = false;
+  private pumpAgain = false;
+  private takeFailing = false;
+  /** Who waits for a job (tick) or an execution (a webhook sender that asked to wait) run here. */
+  private readonly jobWaiters = new Map<string, (outcome: ExecutionOutcome | undefined) => void>();
+  private readonly executionWaiters = new Map<string, Set<(outcome: ExecutionOutcome) => void>>();
 
   constructor(options: EngineOptions) {
     this.options = options;
@@ -102,67 +145,118 @@ export class Engine {
   }
 
   /**
-   * Runs the scheduler: a tick for every minute from the one it starts in until `stop()`. Minutes
-   * before the start are not run (a restart does not replay an outage); a minute this process
-   * missed while running is run late, up to CATCH_UP_MINUTES back.
+   * Starts taking run jobs from the queue: those added here at once, those other instances added
+   * within POLL_MS. The leases of the jobs this instance runs are renewed while they run.
+   */
+  startWorker(): void {
+    if (this.stopping || this.pollTimer) return;
+    this.pollTimer = setInterval(() => void this.pump(), POLL_MS);
+    this.pollTimer.unref();
+    this.renewTimer = setInterval(() => {
+      this.options.jobs
+        .renew([...this.runningJobs.values()])
+        .catch((error: unknown) => this.logger.warn({ component: 'worker', err: error }, 'worker: leases not renewed'));
+    }, LEASE_RENEW_MS);
+    this.renewTimer.unref();
+    void this.pump();
+  }
+
+  /**
+   * Runs the scheduler: adds the jobs of every minute from the one it starts in until `stop()`,
+   * and of the minutes no instance added while none ran (from the last one added, up to
+   * CATCH_UP_MINUTES back; older ones are skipped, logged and counted).
    */
   startScheduler(): void {
-    if (this.shutdown.signal.aborted) return;
+    if (this.stopping) return;
     const clock = this.clock;
-    this.nextMinute = Math.floor(clock.now() / MINUTE) * MINUTE;
-    // Minutes whose tick broke (the database, not a workflow: those become error entries); tried
-    // again while they are within the catch-up window. Claims make a second try run only what the
-    // first did not.
+    const startMinute = Math.floor(clock.now() / MINUTE) * MINUTE;
+    this.nextMinute = startMinute;
+    // Minutes whose jobs could not be added (the database went away) are tried again while they
+    // are within the catch-up window; a job's id keeps a second try from adding it twice.
     const failed = this.failedMinutes;
     const check = () => {
       clearTimeout(this.timer);
-      if (this.shutdown.signal.aborted) return;
+      if (this.stopping) return;
       const now = clock.now();
       const oldest = Math.floor(now / MINUTE) * MINUTE - (CATCH_UP_MINUTES - 1) * MINUTE;
       let nextMinute = this.nextMinute!;
       if (nextMinute < oldest) {
-        this.logger.warn(
-          { component: 'scheduler' },
-          `scheduler: minutes from ${new Date(nextMinute).toISOString()} to ${new Date(oldest - MINUTE).toISOString()} were missed by over ${CATCH_UP_MINUTES} minutes and are skipped`,
-        );
+        this.skipped(nextMinute, oldest);
         nextMinute = oldest;
       }
       const minutes = [...failed].filter((minute) => minute >= oldest);
       failed.clear();
       for (; nextMinute <= now; nextMinute += MINUTE) minutes.push(nextMinute);
       this.nextMinute = nextMinute;
-      // Each minute's tick runs on its own, so a slow one does not hold up the next.
-      for (const minute of minutes) {
-        this.ticking.add(minute);
-        this.tick(new Date(minute))
-          .catch((error: unknown) => {
-            this.logger.error(
-              { component: 'scheduler', err: error, minute: new Date(minute).toISOString() },
-              'scheduler: a minute could not run; it is tried again shortly',
-            );
-            failed.add(minute);
-            if (!this.shutdown.signal.aborted) setTimeout(check, RETRY_FAILED_TICK_MS).unref();
-          })
-          .finally(() => this.ticking.delete(minute));
-      }
+      for (const minute of minutes) this.addMinute(minute, check);
       this.timer = setTimeout(check, Math.max(0, nextMinute - clock.now()));
       this.timer.unref();
     };
+    // The minutes between the last one any instance added and this start: no instance ran then.
+    // Read before this start's own minutes are recorded (enqueueMinute waits for it).
+    this.caughtUp = this.options.store.settings
+      .get(SCHEDULED_THROUGH)
+      .then((stored) => {
+        if (stored === undefined || this.stopping) return;
+        const oldest = Math.floor(clock.now() / MINUTE) * MINUTE - (CATCH_UP_MINUTES - 1) * MINUTE;
+        let minute = Number(stored) + MINUTE;
+        if (minute < oldest) {
+          this.skipped(minute, oldest);
+          minute = oldest;
+        }
+        for (; minute < startMinute; minute += MINUTE) this.addMinute(minute, check);
+      })
+      .catch((error: unknown) =>
+        this.logger.error({ component: 'scheduler', err: error }, 'scheduler: the minutes missed could not be read'),
+      );
     this.stopWatchingClock = clock.onJump(check);
     check();
   }
 
+  /** Adds one minute's jobs in the background; a minute that fails is tried again shortly. */
+  private addMinute(minute: number, retry: () => void): void {
+    this.ticking.add(minute);
+    this.enqueueMinute(minute)
+      .then(() => this.pump())
+      .catch((error: unknown) => {
+        this.logger.error(
+          { component: 'scheduler', err: error, minute: new Date(minute).toISOString() },
+          'scheduler: a minute could not be added; it is tried again shortly',
+        );
+        this.failedMinutes.add(minute);
+        if (!this.stopping) setTimeout(retry, RETRY_FAILED_TICK_MS).unref();
+      })
+      .finally(() => this.ticking.delete(minute));
+  }
+
+  /** Minutes from `from` to before `to` that are too old to run: logged and counted, not silently dropped. */
+  private skipped(from: number, to: number): void {
+    const minutes = Math.round((to - from) / MINUTE);
+    this.options.metrics?.minutesSkipped.inc(minutes);
+    this.logger.warn(
+      { component: 'scheduler', skippedMinutes: minutes },
+      `scheduler: minutes from ${new Date(from).toISOString()} to ${new Date(to - MINUTE).toISOString()} were missed by over ${CATCH_UP_MINUTES} minutes and are skipped`,
+    );
+  }
+
   /**
-   * The scheduler's backlog (the metrics): minutes due whose tick has not finished here, whether
-   * running, waiting for a retry, or not started (a lagging event loop held the timer back), and
-   * the oldest of them.
+   * The scheduler's backlog (the metrics): minutes due whose jobs have not been added or run
+   * here, whether being added, waiting for a retry, running, or not started (a lagging event loop
+   * held the timer back), and the oldest of them.
    */
   schedulerBacklog(): { minutes: number; oldestMinute: number | undefined } {
     const pending = new Set([...this.ticking, ...this.failedMinutes]);
-    if (this.nextMinute !== undefined && !this.shutdown.signal.aborted) {
+    for (const job of this.runningJobs.values()) if (job.data.kind === 'schedule') pending.add(job.data.minute);
+    if (this.nextMinute !== undefined && !this.stopping) {
       for (let minute = this.nextMinute; minute <= this.clock.now(); minute += MINUTE) pending.add(minute);
     }
     return { minutes: pending.size, oldestMinute: pending.size ? Math.min(...pending) : undefined };
+  }
+
+  private runsExecution(executionId: string): boolean {
+    for (const job of this.runningJobs.values())
+      if (job.data.kind === 'webhook' && job.data.executionId === executionId) return true;
+    return false;
   }
 
   /** Runs in progress in this instance. */
@@ -170,50 +264,296 @@ export class Engine {
     return this.running.size;
   }
 
-  /** Stops the scheduler and waits for the runs in progress, cutting short their HTTP calls. */
-  async stop(): Promise<void> {
+  /**
+   * Stops: no new minutes are added and no new jobs taken; runs in progress get `graceMs` to
+   * finish and be stored; those still running then are cut short and their jobs go back to the
+   * queue for another instance (not stored as failed).
+   */
+  stop(graceMs = DEFAULT_STOP_GRACE_MS): Promise<void> {
+    this.stopped ??= this.stopRuns(graceMs);
+    return this.stopped;
+  }
+
+  private async stopRuns(graceMs: number): Promise<void> {
+    this.stopping = true;
     clearTimeout(this.timer);
+    clearInterval(this.pollTimer);
     this.stopWatchingClock();
+    let graceOver: NodeJS.Timeout | undefined;
+    const settled = Promise.allSettled([...this.running, ...this.jobRuns]);
+    await Promise.race([settled, new Promise((resolve) => (graceOver = setTimeout(resolve, graceMs)))]);
+    clearTimeout(graceOver);
     this.shutdown.abort();
-    await Promise.allSettled([...this.running]);
+    await settled;
+    clearInterval(this.renewTimer);
   }
 
   /**
-   * Runs every active child whose parent's schedule is due in the minute of `at`, each only if
-   * this instance claims that (child, minute) in the database: of several instances ticking the
-   * same minute, one runs each child. Whether a child is active is read again just before it
-   * runs, so a deactivation stops it at once.
+   * Takes jobs while this instance has room for more runs, and starts each. Called when jobs were
+   * added here, when a run ends, and every POLL_MS.
    */
-  async tick(at: Date = new Date(this.clock.now())): Promise<ExecutionOutcome[]> {
-    const { store, instanceId } = this.options;
-    const minute = Math.floor(at.getTime() / MINUTE) * MINUTE;
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        while (!this.stopping && this.runningJobs.size < RUN_CONCURRENCY) {
+          const jobs = await this.options.jobs.take(RUN_CONCURRENCY - this.runningJobs.size);
+          // Taken as the stop began: back to the queue at once.
+          if (this.stopping) await this.options.jobs.release(jobs);
+          else for (const job of jobs) this.startJob(job);
+          if (jobs.length === 0) break;
+        }
+      } while (this.pumpAgain && !this.stopping);
+      this.takeFailing = false;
+    } catch (error) {
+      // Said once per outage, not at every poll.
+      if (!this.takeFailing)
+        this.logger.warn({ component: 'worker', err: error }, 'worker: jobs could not be taken; trying again shortly');
+      this.takeFailing = true;
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private startJob(job: Job): void {
+    this.runningJobs.set(job.id, job);
+    const run = this.runJob(job).then(
+      (outcome) => {
+        this.jobWaiters.get(job.id)?.(outcome);
+        if (outcome)
+          for (const waiter of this.executionWaiters.get(outcome.execution.executionId) ?? []) waiter(outcome);
+      },
+      (error: unknown) => this.logger.error({ component: 'worker', err: error, jobId: job.id }, 'worker: a job broke'),
+    );
+    this.jobRuns.add(run);
+    void run.finally(() => {
+      this.jobRuns.delete(run);
+      this.runningJobs.delete(job.id);
+      this.jobWaiters.delete(job.id);
+      if (!this.stopping) void this.pump();
+    });
+  }
+
+  /**
+   * Runs one job and marks it done in the transaction that stores its execution. A job whose
+   * workflow is gone, or (a scheduled minute) was switched off, is done without a run.
+   */
+  private async runJob(job: Job): Promise<ExecutionOutcome | undefined> {
+    const { store, jobs, catalog } = this.options;
+    const data = job.data;
+    try {
+      const child = await store.children.get(data.workflowId);
+      const runnable =
+        child &&
+        catalog.get(child.parentId) &&
+        (data.kind === 'webhook' || (child.active && this.schedules.has(child.parentId)));
+      if (!runnable) {
+        await store.transaction(async (tx) => {
+          if (!(await jobs.complete(job, tx))) throw new JobLost();
+        });
+        return undefined;
+      }
+      const trigger: Trigger =
+        data.kind === 'schedule'
+          ? { kind: 'schedule', at: new Date(data.minute) }
+          : { kind: 'webhook', body: data.body };
+      const executionId = data.kind === 'webhook' ? data.executionId : undefined;
+      if (job.attempt > MAX_RUN_ATTEMPTS) return await this.giveUp(child, trigger, job, executionId);
+      const outcome = await this.run(child, trigger, { job, executionId });
+      if (data.kind === 'schedule') {
+        this.logger.info(
+          { component: 'scheduler', workflowId: child.id },
+          `scheduler: minute ${new Date(data.minute).toISOString()}: ran ${child.id}`,
+        );
+      }
+      return outcome;
+    } catch (error) {
+      if (error instanceof JobLost) {
+        this.logger.warn({ component: 'worker', jobId: job.id }, 'worker: another instance finished this job first');
+        return undefined;
+      }
+      if (error instanceof RunAbandoned) {
+        await jobs.release([job]).catch(() => {});
+        this.logger.info(
+          { component: 'worker', jobId: job.id },
+          'worker: a run cut short by the stop goes back to the queue',
+        );
+        return undefined;
+      }
+      this.logger.error(
+        { component: 'worker', err: error, jobId: job.id, attempt: job.attempt },
+        'worker: a run could not be stored; it is tried again shortly',
+      );
+      // If even this fails, the lease runs out and another instance takes the job.
+      await jobs.fail(job, (error as Error)?.message ?? String(error), RETRY_FAILED_RUN_MS).catch(() => {});
+      return undefined;
+    }
+  }
+
+  /** A job taken MAX_RUN_ATTEMPTS times that never got stored: a failed execution says so. */
+  private async giveUp(child: ChildRow, trigger: Trigger, job: Job, executionId?: string): Promise<ExecutionOutcome> {
+    const parent = this.options.catalog.get(child.parentId)!;
+    const block = parent.blocks.find((b) => b.type === trigger.kind) ?? parent.blocks[0]!;
+    const now = new Date().toISOString();
+    const execution: ExecutionLogEntry = {
+      executionId: executionId ?? newExecutionId(),
+      startedAt: now,
+      stoppedAt: now,
+      finished: false,
+      results: [],
+    };
+    const message = `The run was cut short ${job.attempt - 1} times (its service instance stopped, or the database went away) and is not tried again.`;
+    const error = await this.storeRun(child, execution, { block, message, kind: 'internal' }, job);
+    return { workflowId: child.id, execution, ...(error ? { error } : {}) };
+  }
+
+  /**
+   * Adds a job for every active child whose parent's schedule is due in `minute`, unless another
+   * instance (or an earlier try) added it already: its id is the child and the minute. Answers the
+   * ids of the jobs added here.
+   */
+  private async enqueueMinute(minute: number, adding?: (ids: string[]) => void): Promise<string[]> {
+    const { store, jobs } = this.options;
+    const at = new Date(minute);
     const due: ChildRow[] = [];
     for (const parentId of await store.children.listParentsWithActive()) {
       if (this.schedules.get(parentId)?.matches(at)) due.push(...(await store.children.listActiveOf(parentId)));
     }
-    const outcomes: ExecutionOutcome[] = [];
-    let claimedElsewhere = 0;
-    const next = async (): Promise<void> => {
-      const candidate = due.shift();
-      if (!candidate || this.shutdown.signal.aborted) return;
-      const child = await store.children.get(candidate.id);
-      if (child?.active) {
-        if (await store.scheduleClaims.claim(child.id, minute, instanceId))
-          outcomes.push(await this.run(child, { kind: 'schedule', at }));
-        else claimedElsewhere++;
+    const candidates = due.map((child) => ({
+      id: jobId(`schedule:${child.id}:${minute}`),
+      data: { kind: 'schedule' as const, workflowId: child.id, minute },
+    }));
+    adding?.(candidates.map((job) => job.id));
+    await this.caughtUp;
+    const added = await store.transaction(async (tx) => {
+      const ids = await jobs.add(candidates, tx);
+      await tx.settings.raise(SCHEDULED_THROUGH, minute);
+      return ids;
+    });
+    this.logger.info(
+      { component: 'scheduler' },
+      `scheduler: minute ${at.toISOString()}: queued ${added.length} of ${due.length} due${due.length > added.length ? ' (the rest queued by another instance)' : ''}`,
+    );
+    if (minute % (60 * MINUTE) === 0) await store.webhookRequests.dropBefore(this.clock.now() - IDEMPOTENCY_WINDOW_MS);
+    return added;
+  }
+
+  /**
+   * Adds the jobs of every active child whose parent's schedule is due in the minute of `at`, and
+   * waits for those that this instance runs (tests, and a service without the scheduler's timer).
+   * Of several instances ticking the same minute, one adds each child's job; whether a child is
+   * active is read again just before it runs, so a deactivation stops it at once.
+   */
+  async tick(at: Date = new Date(this.clock.now())): Promise<ExecutionOutcome[]> {
+    const minute = Math.floor(at.getTime() / MINUTE) * MINUTE;
+    const waits = new Map<string, Promise<ExecutionOutcome | undefined>>();
+    // Waiting before the jobs exist: a worker may take one as soon as it is added.
+    const added = await this.enqueueMinute(minute, (ids) => {
+      for (const id of ids) waits.set(id, new Promise((resolve) => this.jobWaiters.set(id, resolve)));
+    });
+    for (const id of waits.keys()) if (!added.includes(id)) this.jobWaiters.delete(id);
+    void this.pump();
+    // Run here (an outcome), or by another instance that took the job first (none).
+    const outcomes = await Promise.all(
+      added.map((id) => {
+        let settled = false;
+        const here = waits.get(id)!.finally(() => (settled = true));
+        return Promise.race([here, this.doneElsewhere(id, () => settled)]);
+      }),
+    );
+    return outcomes.filter((outcome): outcome is ExecutionOutcome => outcome !== undefined);
+  }
+
+  /** Resolves (with nothing) once the job `id` is done, looking every 200 ms; for jobs another instance took. */
+  private async doneElsewhere(id: string, settled: () => boolean): Promise<undefined> {
+    while (!settled()) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (!this.runningJobs.has(id) && (await this.options.jobs.isDone(id).catch(() => false))) {
+        // Give a local run that has just stored it the moment to hand its outcome over first.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return undefined;
       }
-      return next();
-    };
-    const dueCount = due.length;
-    await Promise.all(Array.from({ length: TICK_CONCURRENCY }, next));
-    if (dueCount > 0) {
-      this.logger.info(
-        { component: 'scheduler' },
-        `scheduler: minute ${new Date(minute).toISOString()}: ran ${outcomes.length} of ${dueCount} due${claimedElsewhere ? ` (${claimedElsewhere} claimed by another instance)` : ''}`,
-      );
     }
-    if (minute % (60 * MINUTE) === 0) await store.scheduleClaims.dropBefore(minute - CLAIMS_KEPT_MINUTES * MINUTE);
-    return outcomes;
+    return undefined;
+  }
+
+  /**
+   * Accepts a webhook call: stores its job, which any instance's worker runs, and answers the
+   * execution id it will be stored under. With an `idempotencyKey` seen for this child within
+   * IDEMPOTENCY_WINDOW_MS, answers that call's execution id and adds nothing.
+   */
+  async acceptWebhook(
+    child: ChildRow,
+    body: Record<string, unknown>,
+    idempotencyKey?: string,
+  ): Promise<{ executionId: string; repeated: boolean }> {
+    const { store, jobs } = this.options;
+    const executionId = newExecutionId();
+    const answer = await store.transaction(async (tx) => {
+      if (idempotencyKey !== undefined) {
+        const now = this.clock.now();
+        const holder = await tx.webhookRequests.claim(
+          child.id,
+          idempotencyKey,
+          executionId,
+          now,
+          now - IDEMPOTENCY_WINDOW_MS,
+        );
+        if (holder !== executionId) return { executionId: holder, repeated: true };
+      }
+      const trace: Record<string, string> = {};
+      this.options.tracing?.inject({ set: (name, value) => (trace[name] = value) });
+      await jobs.add(
+        [
+          {
+            id: jobId(`webhook:${executionId}`),
+            data: { kind: 'webhook', workflowId: child.id, executionId, body, ...(trace.traceparent ? { trace } : {}) },
+          },
+        ],
+        tx,
+      );
+      return { executionId, repeated: false };
+    });
+    if (!answer.repeated) void this.pump();
+    return answer;
+  }
+
+  /**
+   * Waits up to `ms` for the execution `executionId` to be stored, by this instance or another;
+   * answers whether it finished, or undefined when it was not stored in time.
+   */
+  async waitForExecution(executionId: string, ms: number): Promise<{ finished: boolean } | undefined> {
+    const deadline = Date.now() + ms;
+    let notify = () => {};
+    const waiter = () => notify();
+    let waiters = this.executionWaiters.get(executionId);
+    if (!waiters) this.executionWaiters.set(executionId, (waiters = new Set()));
+    waiters.add(waiter);
+    try {
+      for (;;) {
+        const stored = await this.options.store.logs.executionFinished(executionId);
+        if (stored !== undefined) return { finished: stored };
+        const left = deadline - Date.now();
+        // A stopping instance waits only for the runs it finishes itself.
+        if (left <= 0 || (this.stopping && !this.runsExecution(executionId))) return undefined;
+        // Woken at once when this instance stores it; otherwise looks again (another instance runs it).
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(left, 250));
+          notify = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    } finally {
+      waiters.delete(waiter);
+      if (waiters.size === 0) this.executionWaiters.delete(executionId);
+    }
   }
 
   /** When a parent's schedule is next due after `after`; undefined for one that starts on a webhook. */
@@ -235,23 +575,28 @@ export class Engine {
   }
 
   /** Runs one child workflow to its end and stores what happened. */
-  run(child: ChildRow, trigger: Trigger): Promise<ExecutionOutcome> {
+  run(child: ChildRow, trigger: Trigger, as: { job?: Job; executionId?: string } = {}): Promise<ExecutionOutcome> {
     const run = traced(
       this.options.tracing,
       `run ${child.parentId}`,
       {
         attributes: { 'forge.workflow_id': child.id, 'forge.parent_id': child.parentId, 'forge.trigger': trigger.kind },
+        parent: as.job?.data.kind === 'webhook' ? as.job.data.trace : undefined,
       },
-      (span) => this.execute(child, trigger, span),
+      (span) => this.execute(child, trigger, span, as),
     );
     this.running.add(run);
     return run.finally(() => this.running.delete(run));
   }
 
-  private async execute(child: ChildRow, trigger: Trigger, span: SpanHandle): Promise<ExecutionOutcome> {
-    const { store, catalog, delivery, connections, tracing } = this.options;
+  private async execute(
+    child: ChildRow,
+    trigger: Trigger,
+    span: SpanHandle,
+    { job, executionId = newExecutionId() }: { job?: Job; executionId?: string },
+  ): Promise<ExecutionOutcome> {
+    const { catalog, connections, tracing } = this.options;
     const parent = catalog.get(child.parentId)!;
-    const executionId = newExecutionId();
     span.setAttributes({ 'forge.execution_id': executionId });
     // What this run logs, it logs with its execution id (the connections' notes too).
     const runLogger = this.logger.child({ executionId, workflowId: child.id });
@@ -319,13 +664,38 @@ export class Engine {
       finished: !failure,
       results,
     };
+    // A run cut short by a stop is not a failure of the workflow: its job goes back to the queue.
+    if (job && this.shutdown.signal.aborted) throw new RunAbandoned();
+    const error = await this.storeRun(child, execution, failure, job);
+    if (error) {
+      runLogger.warn(
+        { blockId: error.blockId, kind: error.kind, trigger: trigger.kind },
+        `execution failed: ${error.error}`,
+      );
+    }
+    return { workflowId: child.id, execution, ...(error ? { error } : {}) };
+  }
+
+  /**
+   * Stores a run: its execution, and its error entry (queued for the host's channels) when it
+   * failed, in one transaction that also marks its job done. Answers the error entry.
+   */
+  private async storeRun(
+    child: ChildRow,
+    execution: ExecutionLogEntry,
+    failure: { block: CatalogBlock; message: string; kind: ErrorKind } | undefined,
+    job: Job | undefined,
+  ): Promise<ErrorLogEntry | undefined> {
+    const { store, delivery } = this.options;
     const error = await store.transaction(async (tx) => {
+      // Another instance that took this job after its lease ran out stored it: this run is not stored.
+      if (job && !(await this.options.jobs.complete(job, tx))) throw new JobLost();
       // The user may have been deleted (or the workflow removed) while this ran: its logs went with it.
       if (!(await tx.logs.insertExecution(child.id, execution))) return undefined;
       if (!failure) return undefined;
       const entry = await tx.logs.insertError({
         workflowId: child.id,
-        executionId,
+        executionId: execution.executionId,
         blockId: failure.block.id,
         blockType: failure.block.type,
         error: failure.message,
@@ -334,14 +704,8 @@ export class Engine {
       await delivery.enqueue(entry, tx);
       return entry;
     });
-    if (error) {
-      delivery.kick();
-      runLogger.warn(
-        { blockId: error.blockId, kind: error.kind, trigger: trigger.kind },
-        `execution failed: ${error.error}`,
-      );
-    }
-    return { workflowId: child.id, execution, ...(error ? { error } : {}) };
+    if (error) delivery.kick();
+    return error;
   }
 
   private scopeFor(child: ChildRow, parent: CatalogWorkflow): Scope {

@@ -2,20 +2,28 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Delivery } from '../engine/delivery.js';
 import type { Engine } from '../engine/engine.js';
+import type { JobQueue } from '../store/jobs.js';
 import type { Store } from '../store/store.js';
 
 export interface ShutdownOptions {
   store: Store;
   engine: Engine;
   delivery: Delivery;
+  jobs: JobQueue;
+  /** How long runs in progress get to finish (Engine.stop). */
+  stopGraceMs?: number;
 }
 
 /**
  * What `app.close()` stops once the server has answered the requests in flight: the scheduler
- * and the runs in progress, error deliveries, then the database they use. Fastify runs onClose
+ * and the runs in progress (given their grace, then handed back to the queue), error deliveries,
+ * the job queue, then the database they use. Fastify runs onClose
  * hooks last-added first, so the store's is added first.
  */
-async function shutdown(app: FastifyInstance, { store, engine, delivery }: ShutdownOptions): Promise<void> {
+async function shutdown(
+  app: FastifyInstance,
+  { store, engine, delivery, jobs, stopGraceMs }: ShutdownOptions,
+): Promise<void> {
   // Node's server.close() closes the connections that are idle when it is called and then waits
   // for the rest; a keep-alive connection whose request was still in flight would stay open for
   // Fastify's keep-alive timeout (72 s) after its answer, holding the shutdown that long. An
@@ -29,8 +37,9 @@ async function shutdown(app: FastifyInstance, { store, engine, delivery }: Shutd
     done(null, payload);
   });
   app.addHook('onClose', () => store.close());
+  app.addHook('onClose', () => jobs.close());
   app.addHook('onClose', () => delivery.stop());
-  app.addHook('onClose', () => engine.stop());
+  app.addHook('onClose', () => engine.stop(stopGraceMs));
 }
 
 export default fp(shutdown, { name: 'forge-shutdown', fastify: '5.x' });

@@ -111,6 +111,16 @@ export class LogRepository {
     });
   }
 
+  /** Whether the execution `id` finished; undefined while it is not stored. */
+  async executionFinished(id: string): Promise<boolean | undefined> {
+    const row = await this.connection.db
+      .selectFrom('executions')
+      .select('finished')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && Number(row.finished) === 1;
+  }
+
   /**
    * A child workflow and its logs version (how many times runs were stored for it); undefined
    * when there is no such child. Every logs request reads it.

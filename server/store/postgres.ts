@@ -25,6 +25,26 @@ export async function postgresKysely(
   { poolSize, statementTimeoutMs = QUERY_TIMEOUT_MS }: PoolOptions = {},
   use?: PoolUse,
 ): Promise<Kysely<Tables>> {
+  const pool = await postgresPool(url, { poolSize, statementTimeoutMs });
+  use?.readWaitingFrom(pool);
+  const prepared = new PreparedNames();
+  const dialect = new PostgresDialect({
+    pool: {
+      connect: async () => prepared.on(await pool.connect()),
+      end: () => pool.end(),
+    } as unknown as import('pg').Pool,
+  });
+  return new Kysely<Tables>({ dialect: use ? use.counting(dialect) : dialect });
+}
+
+/**
+ * A pool of PostgreSQL connections that survives the server going away: the store's, and the
+ * job queue's (pg-boss, server/store/pg-boss-queue.ts).
+ */
+export async function postgresPool(
+  url: string,
+  { poolSize, statementTimeoutMs = QUERY_TIMEOUT_MS }: PoolOptions = {},
+): Promise<import('pg').Pool> {
   const { default: pg } = await import('pg');
   const INT8 = 20;
   const pool = new pg.Pool({
@@ -47,15 +67,7 @@ export async function postgresKysely(
   // on its own (a 503 for its request), and the pool discards a connection that failed.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  use?.readWaitingFrom(pool);
-  const prepared = new PreparedNames();
-  const dialect = new PostgresDialect({
-    pool: {
-      connect: async () => prepared.on(await pool.connect()),
-      end: () => pool.end(),
-    } as unknown as import('pg').Pool,
-  });
-  return new Kysely<Tables>({ dialect: use ? use.counting(dialect) : dialect });
+  return pool;
 }
 
 /** How many SQL texts get a prepared statement on PostgreSQL; the store's fixed set is far smaller. */

@@ -8,6 +8,7 @@ import * as instances from './migrations/0005_instances.js';
 import * as errorKind from './migrations/0006_error_kind.js';
 import * as connections from './migrations/0007_connections.js';
 import * as logsVersion from './migrations/0008_logs_version.js';
+import * as runJobs from './migrations/0009_run_jobs.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -88,7 +89,19 @@ export interface Tables {
     leased_by: string | null;
     lease_until: number | null;
   };
-  schedule_claims: { workflow_id: string; minute: number; claimed_by: string };
+  /** The run queue on SQLite (server/store/jobs.ts); pg-boss's tables on PostgreSQL. */
+  jobs: {
+    id: string;
+    /** JSON text: the job's JobData. */
+    data: string;
+    state: 'ready' | 'active' | 'done';
+    run_after: number;
+    attempts: Generated<number>;
+    leased_by: string | null;
+    lease_until: number | null;
+    done_at: number | null;
+  };
+  webhook_requests: { workflow_id: string; idempotency_key: string; execution_id: string; created_at: number };
   signing_keys: { kid: string; sealed_key: string; created_at: number; retired_at: number | null };
   rate_counts: { key: string; window_start: number; count: number };
 }
@@ -106,6 +119,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0006_error_kind': errorKind,
   '0007_connections': connections,
   '0008_logs_version': logsVersion,
+  '0009_run_jobs': runJobs,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */

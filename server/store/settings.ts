@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Connection } from './connection.js';
 
 /** The service's own settings (the API key's hash, host settings): text by key. */
@@ -18,6 +19,23 @@ export class SettingRepository {
       .insertInto('settings')
       .values({ key, value })
       .onConflict((oc) => oc.column('key').doUpdateSet({ value: (eb) => eb.ref('excluded.value') }))
+      .execute();
+  }
+
+  /**
+   * Stores a number setting only if it raises it (or there is none): of several instances racing,
+   * the highest value stays, whatever order their writes land in.
+   */
+  async raise(key: string, value: number): Promise<void> {
+    await this.connection.db
+      .insertInto('settings')
+      .values({ key, value: String(value) })
+      .onConflict((oc) =>
+        oc
+          .column('key')
+          .doUpdateSet({ value: (eb) => eb.ref('excluded.value') })
+          .where(sql`CAST(settings.value AS bigint)`, '<', value),
+      )
       .execute();
   }
 

@@ -9,11 +9,11 @@ import { OAuthRepository } from './oauth.js';
 import type { PoolUse } from './pool-use.js';
 import type { PoolOptions } from './postgres.js';
 import { RateCountRepository } from './rate-counts.js';
-import { ScheduleClaimRepository } from './schedule-claims.js';
 import { migrate } from './schema.js';
 import { SettingRepository } from './settings.js';
 import { SigningKeyRepository } from './signing-keys.js';
 import { UserRepository } from './users.js';
+import { WebhookRequestRepository } from './webhook-requests.js';
 
 export type { ChildRow } from './children.js';
 export { type Dialect, newId } from './connection.js';
@@ -41,7 +41,7 @@ export class Store<H extends Handle = Handle> {
   readonly logs: LogRepository;
   readonly oauth: OAuthRepository;
   readonly deliveries: DeliveryRepository;
-  readonly scheduleClaims: ScheduleClaimRepository;
+  readonly webhookRequests: WebhookRequestRepository;
   readonly signingKeys: SigningKeyRepository;
   readonly rateCounts: RateCountRepository;
   /** The migrations that opening the database applied (none when it was up to date). */
@@ -59,7 +59,7 @@ export class Store<H extends Handle = Handle> {
     this.logs = new LogRepository(connection, this.children);
     this.oauth = new OAuthRepository(connection);
     this.deliveries = new DeliveryRepository(connection);
-    this.scheduleClaims = new ScheduleClaimRepository(connection);
+    this.webhookRequests = new WebhookRequestRepository(connection);
     this.signingKeys = new SigningKeyRepository(connection);
     this.rateCounts = new RateCountRepository(connection);
   }

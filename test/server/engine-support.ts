@@ -219,12 +219,15 @@ export async function newUser(h: Harness) {
   };
 }
 
-/** POSTs to a child workflow's webhook URL, as a webhook sender would. */
+/**
+ * POSTs to a child workflow's webhook URL, as a webhook sender would, asking to wait for the run
+ * (`Prefer: wait`): the answer says whether it finished, as the tests of runs need.
+ */
 export async function sendWebhook(h: Harness, childId: string, payload: unknown) {
   const url = h.service.url + '/forge/2021-12/hooks/' + (await h.service.store.children.get(childId))!.webhookToken;
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
     body: JSON.stringify(payload),
   });
   return { status: response.status, body: await response.json() };

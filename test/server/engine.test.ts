@@ -61,9 +61,10 @@ describe('a webhook run', () => {
     const child = await user.install(PAYMENTS);
     const detail = await h.api('GET', `/workflow/${child}`);
     const payload = { amount: 25, customer: { name: 'Ada "the Countess" Lovelace' } };
+    // Waiting for the run: without `Prefer: wait` the answer is 202 {executionId} (test/server/run-jobs.test.ts).
     const response = await fetch(detail.body.webhookUrl, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
+      headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
       body: JSON.stringify(payload),
     });
     assert.equal(response.status, 200);

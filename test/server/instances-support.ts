@@ -255,8 +255,12 @@ function giveUpAfter<T>(promise: Promise<T>, what: () => string): Promise<T> {
 }
 
 /** Resolves when `check` holds, looking again every few milliseconds. */
-export async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + GIVE_UP_MS;
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  giveUpMs = GIVE_UP_MS,
+): Promise<void> {
+  const deadline = Date.now() + giveUpMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`Gave up waiting: ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

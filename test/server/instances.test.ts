@@ -28,6 +28,10 @@ async function newUser(instance: Instance): Promise<{ userId: string; token: str
 const executions = async (instance: Instance, childId: string) =>
   (await instance.api('GET', `/workflow/${childId}/logs?limit=30&order=asc`)).body.data as Array<{ results: unknown }>;
 
+/** Until `instance` reads at least `count` runs of the child: a queued minute runs on whichever instance takes it. */
+const runsOf = (instance: Instance, childId: string, count: number) =>
+  until(async () => (await executions(instance, childId)).length >= count, `${count} runs of ${childId}`);
+
 /** Two instances, A and B, on a new database with the clock at `start`, for the tests of one describe. */
 function twoInstances(start: string, env?: Record<string, string>) {
   const pair = {} as { cluster: Cluster; a: Instance; b: Instance };
@@ -44,8 +48,8 @@ describe('a scheduled minute across two instances', () => {
   const pair = twoInstances('2026-03-02T11:58:30Z');
 
   /**
-   * Every instance given said it ticked each minute from `first` to `last` (HH:MM of 2026-03-02,
-   * with a child due) before anything is counted: the minutes of one jump tick side by side.
+   * Every instance given said it queued each minute from `first` to `last` (HH:MM of 2026-03-02,
+   * with a child due) before anything is counted: the minutes of one jump are queued side by side.
    */
   const ticked = (first: string, last: string, ...instances: Instance[]) => {
     const minutes: string[] = [];
@@ -53,7 +57,7 @@ describe('a scheduled minute across two instances', () => {
       minutes.push(new Date(t).toISOString());
     return Promise.all(
       instances.flatMap((i) =>
-        minutes.map((minute) => i.line(new RegExp(`minute ${minute.replace('.', '\\.')}: ran`))),
+        minutes.map((minute) => i.line(new RegExp(`minute ${minute.replace('.', '\\.')}: queued`))),
       ),
     );
   };
@@ -67,19 +71,23 @@ describe('a scheduled minute across two instances', () => {
 
     cluster.setClock(at('2026-03-02T11:59:00Z'));
     await ticked('11:59', '11:59', a, b);
+    await runsOf(b, child, 1);
     assert.equal((await executions(b, child)).length, 1, 'minute 11:59 ran other than once');
 
     // Six minutes pass at once (a stalled host, a jump of the test clock): each runs once.
     cluster.setClock(at('2026-03-02T12:05:10Z'));
     await ticked('12:00', '12:05', a, b);
+    await runsOf(a, child, 7);
     const runs = await executions(a, child);
     assert.equal(
       runs.length,
       7,
       `expected 11:59 and 12:00…12:05 once each, got ${runs.length} runs\n${[...a.lines, ...b.lines].join('\n')}`,
     );
-    const claimedBy = [...a.lines, ...b.lines].filter((l) => / ran 1 of 1 due/.test(l)).length;
-    assert.equal(claimedBy, 7, 'every run is reported by exactly one instance');
+    const ranBy = [...a.lines, ...b.lines].filter((l) => l.includes(`: ran ${child}`)).length;
+    assert.equal(ranBy, 7, 'every run is reported by exactly one instance');
+    const queuedBy = [...a.lines, ...b.lines].filter((l) => / queued 1 of 1 due/.test(l)).length;
+    assert.equal(queuedBy, 7, 'each minute’s job was added by exactly one instance');
   });
 
   test('while one instance is down the other runs every minute; the one that comes back does not replay them', async () => {
@@ -91,17 +99,98 @@ describe('a scheduled minute across two instances', () => {
     await ticked('12:06', '12:06', a);
     cluster.setClock(at('2026-03-02T12:07:00Z'));
     await ticked('12:07', '12:07', a);
+    await runsOf(a, child, 2);
     assert.equal((await executions(a, child)).length, 2, a.lines.join('\n'));
 
     const again = await cluster.start('B again');
     cluster.setClock(at('2026-03-02T12:08:00Z'));
     await ticked('12:08', '12:08', a, again);
+    await runsOf(again, child, 3);
     const runs = await executions(again, child);
     assert.equal(
       runs.length,
       3,
       `the minutes B missed ran once, on A; 12:08 once\n${[...a.lines, ...again.lines].join('\n')}`,
     );
+  });
+});
+
+describe('a run whose instance is killed mid-run', () => {
+  const SLOW = 'wf-slow';
+  let cluster: Cluster;
+  let app: Server;
+  const calls: Array<{ answered: boolean }> = [];
+  before(async () => {
+    // The app the run calls: the first call never gets an answer (its instance dies while it
+    // waits); every later one gets a 200.
+    app = createServer((_request, response) => {
+      if (calls.length === 0) {
+        calls.push({ answered: false });
+        return;
+      }
+      calls.push({ answered: true });
+      response.writeHead(200, { 'Content-Type': 'application/json' }).end('{"ok":true}');
+    });
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    const catalog = {
+      integrations: [],
+      workflows: [
+        {
+          workflowId: SLOW,
+          name: 'Call the app',
+          integrations: [],
+          blocks: [
+            { name: 'Called', id: 'f4444444-4444-4444-8444-444444444441', type: 'webhook', parameters: {} },
+            {
+              name: 'Call',
+              id: 'f4444444-4444-4444-8444-444444444442',
+              type: 'http',
+              parameters: { method: 'POST', url: '{{env.SANDBOX_URL}}/orders', body: { ok: true } },
+            },
+          ],
+        },
+      ],
+    };
+    const { port } = app.address() as AddressInfo;
+    cluster = await Cluster.create(
+      at('2026-03-02T10:00:00Z'),
+      // The held call must outlast B's start, so that A dies in it rather than time out.
+      { FORGE_SANDBOX_URL: `http://127.0.0.1:${port}`, FORGE_HTTP_TIMEOUT_MS: '600000' },
+      catalog,
+    );
+  });
+  after(async () => {
+    app.closeAllConnections();
+    app.close();
+    await cluster.close();
+  });
+
+  test('is taken up by another instance once its lease runs out, and stored once under the id the sender got', {
+    timeout: 180_000,
+  }, async () => {
+    const a = await cluster.start('A');
+    const user = await newUser(a);
+    const child = (await a.api('POST', `/workflow/${SLOW}/install`, {}, user.token)).body.workflowId;
+    const accepted = await fetch((await a.api('GET', `/workflow/${child}`)).body.webhookUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(accepted.status, 202);
+    const { executionId } = await accepted.json();
+    await until(() => calls.length === 1, 'A called the app');
+    // B starts only now, so the run is A's; then A dies mid-call.
+    const b = await cluster.start('B');
+    await a.kill();
+    // The lease runs out by the database's clock (30 s on SQLite; pg-boss's 20 s heartbeat and
+    // 10 s monitor on PostgreSQL): not the test clock, so this waits in real time.
+    await until(async () => (await executions(b, child)).length === 1, 'B ran and stored the run', 120_000);
+    const [run] = (await b.api('GET', `/workflow/${child}/logs`)).body.data;
+    assert.equal(run.executionId, executionId);
+    assert.equal(run.finished, true);
+    assert.equal(calls.length, 2, 'the app was called again by B: at least once per block');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal((await executions(b, child)).length, 1, 'stored once');
   });
 });
 
@@ -300,7 +389,11 @@ describe('one database, any instance answers', () => {
     const child = (await a.api('POST', `/workflow/${REFUSE}/install`, {}, user.token)).body.workflowId;
     const onA = new URL((await a.api('GET', `/workflow/${child}`)).body.webhookUrl);
     const onB = new URL(onA.pathname, b.url);
-    const sent = await fetch(onB, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    const sent = await fetch(onB, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
+      body: '{}',
+    });
     assert.ok(sent.status < 300, `B answered ${sent.status}`);
     assert.equal((await executions(a, child)).length, 1, 'the run B started is not in the logs A reads');
   });
@@ -313,7 +406,7 @@ describe('one database, any instance answers', () => {
     const post = (instance: Instance) =>
       fetch(new URL(hook, instance.url), {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
         body: '{}',
       });
     assert.ok((await post(a)).status < 300);

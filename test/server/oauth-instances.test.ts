@@ -98,7 +98,11 @@ test('two instances that need the same refresh at the same moment make one refre
   const before = provider.tokenRequests.refresh_token;
   const answers = await Promise.all(
     [a, b].map((instance) =>
-      fetch(`${instance.url}${hook}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }),
+      fetch(`${instance.url}${hook}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
+        body: '{}',
+      }),
     ),
   );
   const executions = await Promise.all(answers.map((answer) => answer.json()));

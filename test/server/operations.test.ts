@@ -57,13 +57,13 @@ describe('the log of a whole run', () => {
       // A run that reaches the app (unreachable here) with the credential, then one that fails.
       await fetch(hookUrls[0]!, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
         body: JSON.stringify({ amount: 20, customer: { name: 'A' } }),
       });
       await receiver.waitFor(1);
       const failed = await fetch(hookUrls[1]!, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
         body: JSON.stringify({ orderId: 'last words' }),
       });
       const { executionId } = (await failed.json()) as { executionId: string };
@@ -125,6 +125,7 @@ describe('configuration', () => {
       ['--http-timeout-ms', 'FORGE_HTTP_TIMEOUT_MS'],
       ['--delivery-timeout-ms', 'FORGE_DELIVERY_TIMEOUT_MS'],
       ['--drain-delay-ms', 'FORGE_DRAIN_DELAY_MS'],
+      ['--stop-grace-ms', 'FORGE_STOP_GRACE_MS'],
       ['--webhook-secret-grace-hours', 'FORGE_WEBHOOK_SECRET_GRACE_HOURS'],
       ['--log-level', 'FORGE_LOG_LEVEL'],
       ['--metrics', 'FORGE_METRICS'],

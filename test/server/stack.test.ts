@@ -261,7 +261,7 @@ describe('shutdown', () => {
       const hook = `${service.url}/forge/2021-12/hooks/${(await service.store.children.get(childId))!.webhookToken}`;
       const inFlight = fetch(hook, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
         body: JSON.stringify({ amount: 500, customer: { name: 'Ada' } }),
       });
       await runReachedApi;

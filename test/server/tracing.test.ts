@@ -117,7 +117,11 @@ describe('traces', () => {
       const callerSpan = '00f067aa0ba902b7';
       const answer = await fetch(webhookUrl, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', traceparent: `00-${callerTrace}-${callerSpan}-01` },
+        headers: {
+          'Content-Type': 'application/json',
+          Prefer: 'wait=30',
+          traceparent: `00-${callerTrace}-${callerSpan}-01`,
+        },
         body: JSON.stringify({ amount: 20, customer: { name: 'Ada' } }),
       });
       assert.equal(answer.status, 200);
@@ -192,7 +196,7 @@ describe('traces', () => {
     try {
       const answer = await fetch(webhookUrl, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
         body: JSON.stringify({ amount: 20, customer: { name: 'Ada' } }),
       });
       assert.equal(answer.status, 200);

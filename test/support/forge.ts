@@ -40,8 +40,8 @@ export const createUser = (name?: string) => forge<string>('createUser', { name 
 export const userToken = (userId: string, expiresIn?: number) => forge<string>('token', { userId, expiresIn });
 
 /** Calls the service with the API key, from the host side. */
-export const hostApi = <T = unknown>(method: string, path: string, body?: unknown) =>
-  forge<{ status: number; body: T }>('api', { method, path, body });
+export const hostApi = <T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+  forge<{ status: number; body: T }>('api', { method, path, body, headers });
 
 /**
  * Arms the proxy at `faultyBase` to fail the next request whose method and path (a regular
@@ -71,11 +71,16 @@ export const connectIntegrations = (
   { revoked = false, account, broken = false }: { revoked?: boolean; account?: string; broken?: boolean } = {},
 ) => forge<boolean>('connect', { userId, integrations, revoked, account, broken });
 
-/** POSTs `payload` to a child workflow's webhook URL (read with the API key), as the app would; answers the run. */
+/**
+ * POSTs `payload` to a child workflow's webhook URL (read with the API key), as the app would,
+ * waiting for the run (`Prefer: wait`); answers the run.
+ */
 export async function runWorkflow(workflowId: string, payload: Record<string, unknown>) {
   const { body } = await hostApi<{ webhookUrl: string }>('GET', `/workflow/${workflowId}`);
   const token = body.webhookUrl.split('/hooks/')[1];
-  return (await hostApi<{ executionId: string; finished: boolean }>('POST', `/hooks/${token}`, payload)).body;
+  return (
+    await hostApi<{ executionId: string; finished: boolean }>('POST', `/hooks/${token}`, payload, { Prefer: 'wait=30' })
+  ).body;
 }
 
 /** A URL of this page's own token endpoint for `token-url`; `mode` makes it fail on purpose. */

@@ -1,0 +1,132 @@
+import type { Logger } from '../log.js';
+import type { Job, JobData, JobQueue } from './jobs.js';
+import { postgresPool } from './postgres.js';
+import type { StoreTransaction } from './store.js';
+
+/** The one pg-boss queue the runs go through. */
+const QUEUE = 'forge-runs';
+/**
+ * A taken job whose instance stops beating for this long goes back to the queue (pg-boss's
+ * monitor sees it within MONITOR_SECONDS more): another instance takes it up within a minute.
+ * pg-boss's own floor is 10 s.
+ */
+const HEARTBEAT_SECONDS = 20;
+const MONITOR_SECONDS = 10;
+/** Connections pg-boss's own pool opens (taking, renewing and failing jobs; its monitor). */
+const QUEUE_POOL_SIZE = 3;
+
+type Boss = import('pg-boss').PgBoss;
+
+/**
+ * The run queue on PostgreSQL: pg-boss (docs/design-notes.md says why), in its own schema
+ * `pgboss`, over a pool of its own that survives the server going away (server/store/postgres.ts).
+ * Jobs are added and completed through the store's transaction (pg-boss's Kysely adapter), so a
+ * job exists only if what caused it was stored, and is done only if its run was. Leases are
+ * pg-boss's heartbeats, measured by the database's clock (`now()`).
+ */
+export class PgBossJobQueue implements JobQueue {
+  private constructor(
+    private readonly boss: Boss,
+    private readonly fromKysely: typeof import('pg-boss').fromKysely,
+    private readonly pool: import('pg').Pool,
+  ) {}
+
+  static async open(url: string, logger: Logger): Promise<PgBossJobQueue> {
+    const { PgBoss, fromKysely } = await import('pg-boss');
+    const pool = await postgresPool(url, { poolSize: QUEUE_POOL_SIZE });
+    const boss = new PgBoss({
+      db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values as unknown[]) },
+      superviseIntervalSeconds: MONITOR_SECONDS,
+      monitorIntervalSeconds: MONITOR_SECONDS,
+      // The service decides which minutes are due (its clock); pg-boss's cron scheduler stays off.
+      schedule: false,
+    });
+    // pg-boss reports what its monitor and maintenance meet (the database going away) as events;
+    // an 'error' event nobody listens to would end the process.
+    boss.on('error', (error: unknown) => logger.warn({ err: error }, 'job queue: pg-boss met an error'));
+    try {
+      await boss.start();
+      if (!(await boss.getQueue(QUEUE))) {
+        await boss.createQueue(QUEUE, {
+          heartbeatSeconds: HEARTBEAT_SECONDS,
+          // Far above any run (blocks time out after seconds); a heartbeat notices a dead instance.
+          expireInSeconds: 3_600,
+          // The engine counts attempts and records a run that never finishes as failed; pg-boss
+          // itself never gives a run job up.
+          retryLimit: 1_000_000,
+          retryDelay: 1,
+          // Done jobs' ids keep a minute from being added again; kept past the catch-up hour.
+          deleteAfterSeconds: 2 * 24 * 3_600,
+        });
+      }
+    } catch (error) {
+      await boss.stop({ graceful: false }).catch(() => {});
+      await pool.end();
+      throw error;
+    }
+    return new PgBossJobQueue(boss, fromKysely, pool);
+  }
+
+  async add(jobs: Array<{ id: string; data: JobData }>, tx?: StoreTransaction): Promise<string[]> {
+    const added: string[] = [];
+    for (const job of jobs) {
+      const id = await this.boss.send(QUEUE, job.data, { id: job.id, ...(tx ? { db: this.fromKysely(tx.db) } : {}) });
+      if (id) added.push(id);
+    }
+    return added;
+  }
+
+  async take(limit: number): Promise<Job[]> {
+    const jobs = await this.boss.fetch<JobData>(QUEUE, { batchSize: limit, includeMetadata: true });
+    return jobs.map((job) => ({ id: job.id, data: job.data, attempt: job.retryCount + 1 }));
+  }
+
+  async renew(jobs: Job[]): Promise<void> {
+    if (jobs.length > 0)
+      await this.boss.touch(
+        QUEUE,
+        jobs.map((job) => job.id),
+      );
+  }
+
+  async complete(job: Job, tx: StoreTransaction): Promise<boolean> {
+    // pg-boss completes only an active job: of two instances that ran the same job (the first
+    // lost its heartbeat), the second to commit finds it completed and rolls its run back.
+    const result = await this.boss.complete(QUEUE, job.id, null, { db: this.fromKysely(tx.db) });
+    // How many jobs it completed: typed internal by pg-boss, but what its `complete` answers.
+    return (result as { affected?: number }).affected === 1;
+  }
+
+  async fail(job: Job, reason: string): Promise<void> {
+    await this.boss.fail(QUEUE, job.id, { message: reason });
+  }
+
+  async isDone(id: string): Promise<boolean> {
+    const [job] = await this.boss.findJobs(QUEUE, { id });
+    return job?.state === 'completed';
+  }
+
+  async release(jobs: Job[]): Promise<void> {
+    if (jobs.length === 0) return;
+    const ids = jobs.map((job) => job.id);
+    // Cancelled and resumed in one transaction: back to "created", not a failed attempt.
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const db = { executeSql: (text: string, values?: unknown[]) => client.query(text, values as unknown[]) };
+      await this.boss.cancel(QUEUE, ids, { db });
+      await this.boss.resume(QUEUE, ids, { db });
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.boss.stop({ graceful: false, close: false }).catch(() => {});
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * Runs that survive faults (issue 27): every run is a job on a durable queue (pg-boss on
+ * PostgreSQL, a table on SQLite). A webhook call is stored, answered 202, then run by a worker;
+ * `Prefer: wait` waits for it; an `Idempotency-Key` repeat starts nothing; a bad header is a 400
+ * that stores nothing. Minutes missed while no instance ran are run once each when one starts,
+ * up to an hour back, older ones skipped and counted. A graceful stop gives a run that did not
+ * finish in its grace back to the queue, and the next instance stores it once. Real service,
+ * real database (both backends), real HTTP.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { generateApiKey } from '../../server/auth.js';
+import type { Clock } from '../../server/clock.js';
+import { BALANCE, type Harness, newUser, PAYMENTS, REFUSE, startHarness, until } from './engine-support.js';
+
+const MINUTE = 60_000;
+
+/** A clock the test sets; the scheduler looks again whenever it is set. */
+function testClock(start: number) {
+  let now = start;
+  const listeners = new Set<() => void>();
+  const clock: Clock & { set(time: number): void } = {
+    now: () => now,
+    onJump(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    set(time) {
+      now = time;
+      for (const listener of listeners) listener();
+    },
+  };
+  return clock;
+}
+
+async function hookOf(h: Harness, childId: string): Promise<string> {
+  return `${h.service.url}/forge/2021-12/hooks/${(await h.service.store.children.get(childId))!.webhookToken}`;
+}
+
+async function post(url: string, headers: Record<string, string> = {}, body: unknown = {}) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+async function executionsOf(h: Harness, childId: string): Promise<Array<{ executionId: string; finished: boolean }>> {
+  const answer = await h.api('GET', `/workflow/${childId}/logs?limit=30`);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  return answer.body.data;
+}
+
+describe('a webhook call is stored, answered, then run', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(() => h.close());
+
+  test('202 {executionId} at once; the run is stored under that id', async () => {
+    const user = await newUser(h);
+    const child = await user.install(REFUSE);
+    const answer = await post(await hookOf(h, child));
+    assert.equal(answer.status, 202, JSON.stringify(answer.body));
+    assert.deepEqual(Object.keys(answer.body), ['executionId']);
+    await until(async () => (await executionsOf(h, child)).length === 1, 'the run is stored');
+    assert.equal((await executionsOf(h, child))[0]!.executionId, answer.body.executionId);
+  });
+
+  test('Prefer: wait answers 200 {executionId, finished} when the run ends in time', async () => {
+    const user = await newUser(h);
+    const child = await user.install(PAYMENTS);
+    const answer = await post(
+      await hookOf(h, child),
+      { Prefer: 'respond-async, wait=20' },
+      { amount: 150, customer: { name: 'B' } },
+    );
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(answer.headers.get('preference-applied'), 'wait=20');
+    assert.equal(answer.body.finished, true);
+    const [stored] = await executionsOf(h, child);
+    assert.equal(stored!.executionId, answer.body.executionId);
+  });
+
+  test('an Idempotency-Key repeat answers the first executionId and starts nothing', async () => {
+    const user = await newUser(h);
+    const child = await user.install(REFUSE);
+    const url = await hookOf(h, child);
+    const first = await post(url, { 'Idempotency-Key': 'order-17', Prefer: 'wait=20' });
+    const again = await post(url, { 'Idempotency-Key': 'order-17' });
+    const racing = await Promise.all([1, 2, 3].map(() => post(url, { 'Idempotency-Key': 'order-18' })));
+    assert.equal(first.status, 200);
+    assert.equal(again.status, 202);
+    assert.equal(again.body.executionId, first.body.executionId);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(new Set(racing.map((r) => r.body.executionId)).size, 1, 'one key, one execution, however sent');
+    const other = await post(url, { 'Idempotency-Key': 'order-19', Prefer: 'wait=20' });
+    assert.notEqual(other.body.executionId, first.body.executionId, 'another key is another run');
+    await until(async () => (await executionsOf(h, child)).length === 3, 'three runs: order-17, -18 and -19');
+    // The same key on another workflow's webhook is that workflow's own.
+    const elsewhere = await user.install(PAYMENTS);
+    const there = await post(await hookOf(h, elsewhere), { 'Idempotency-Key': 'order-17' });
+    assert.notEqual(there.body.executionId, first.body.executionId);
+  });
+
+  test('a malformed Prefer or Idempotency-Key is a 400 that names it, and stores nothing', async () => {
+    const user = await newUser(h);
+    const child = await user.install(REFUSE);
+    const url = await hookOf(h, child);
+    for (const [headers, name] of [
+      [{ Prefer: 'wait=soon' }, 'Prefer'],
+      [{ Prefer: 'wait=-1' }, 'Prefer'],
+      [{ Prefer: 'wait=1.5' }, 'Prefer'],
+      [{ Prefer: '=10' }, 'Prefer'],
+      [{ 'Idempotency-Key': 'has space' }, 'Idempotency-Key'],
+      [{ 'Idempotency-Key': 'x'.repeat(256) }, 'Idempotency-Key'],
+      [{ 'Idempotency-Key': 'clé' }, 'Idempotency-Key'],
+    ] as const) {
+      const answer = await post(url, headers);
+      assert.equal(answer.status, 400, `${JSON.stringify(headers)}: ${JSON.stringify(answer.body)}`);
+      assert.equal(answer.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+      assert.match(answer.body.detail, new RegExp(`The ${name} header is malformed`), JSON.stringify(answer.body));
+    }
+    // An empty Idempotency-Key is refused too (fetch sends an empty header as is).
+    assert.equal((await post(url, { 'Idempotency-Key': '' })).status, 400);
+    // A preference the service does not know is ignored, as RFC 7240 asks.
+    assert.equal((await post(url, { Prefer: 'handling=lenient' })).status, 202);
+    await until(async () => (await executionsOf(h, child)).length === 1, 'only the last call ran');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal((await executionsOf(h, child)).length, 1, 'the refused calls stored nothing');
+  });
+
+  test('a webhook of a switched-off workflow is a 409 that stores nothing, even with a key', async () => {
+    const user = await newUser(h);
+    const child = await user.install(REFUSE);
+    const url = await hookOf(h, child);
+    assert.equal((await h.api('PUT', `/workflow/${child}/deactivate`, undefined, user.token)).status, 200);
+    assert.equal((await post(url, { 'Idempotency-Key': 'k1' })).status, 409);
+    assert.equal((await h.api('PUT', `/workflow/${child}/activate`, undefined, user.token)).status, 200);
+    // The refused call did not take the key: it starts a run now.
+    const answer = await post(url, { 'Idempotency-Key': 'k1', Prefer: 'wait=20' });
+    assert.equal(answer.status, 200);
+    assert.equal((await executionsOf(h, child)).length, 1);
+  });
+});
+
+describe('minutes missed while no instance ran', () => {
+  const start = Date.UTC(2026, 2, 2, 12, 0, 10);
+  const clock = testClock(start);
+  const db = join(mkdtempSync(join(tmpdir(), 'forge-catch-up-')), 'forge.db');
+  // One key for the three starts (a generated one is not told again on the next).
+  const apiKey = generateApiKey();
+
+  test('run once each when one starts again, up to an hour back; older ones are skipped and counted', async () => {
+    let h = await startHarness({ db, apiKey, clock, scheduler: true });
+    const user = await newUser(h);
+    const child = await user.install(BALANCE);
+    await h.close();
+
+    // Down from 12:00 to 12:46: 12:15, 12:30 and 12:45 are due (every 15 minutes).
+    clock.set(start + 46 * MINUTE);
+    h = await startHarness({ db, apiKey, clock, scheduler: true });
+    await until(async () => (await executionsOf(h, child)).length === 3, '12:15, 12:30 and 12:45 ran');
+    await h.close();
+
+    // Down from 12:46 to 14:20: 12:47…13:20 are over an hour old (skipped), 13:30…14:15 run.
+    clock.set(start + (2 * 60 + 20) * MINUTE);
+    h = await startHarness({ db, apiKey, clock, scheduler: true });
+    try {
+      await until(async () => (await executionsOf(h, child)).length === 7, '13:30, 13:45, 14:00 and 14:15 ran');
+      const metrics = await (
+        await fetch(`${h.service.url}/metrics`, { headers: { Authorization: `Bearer ${h.service.apiKey}` } })
+      ).text();
+      assert.match(metrics, /^forge_scheduler_minutes_skipped_total 34$/m);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal((await executionsOf(h, child)).length, 7, 'no minute ran twice');
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('a graceful stop', () => {
+  let slow: Server;
+  let reached: () => void;
+  const reachedApi = new Promise<void>((resolve) => (reached = resolve));
+  before(async () => {
+    // An app that never answers: the run waits on it until the stop cuts it short.
+    slow = createServer(() => reached());
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  });
+  after(() => {
+    slow.closeAllConnections();
+    slow.close();
+  });
+
+  test('gives a run that did not finish in its grace back to the queue; the next instance stores it once', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'forge-stop-')), 'forge.db');
+    const apiKey = generateApiKey();
+    const first = await startHarness({
+      db,
+      apiKey,
+      stopGraceMs: 200,
+      sandboxUrl: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`,
+    });
+    const user = await newUser(first);
+    const child = await user.install(PAYMENTS);
+    const accepted = await post(await hookOf(first, child), {}, { amount: 500, customer: { name: 'Ada' } });
+    assert.equal(accepted.status, 202);
+    await reachedApi;
+    await first.close();
+
+    const second = await startHarness({ db, apiKey });
+    try {
+      await until(async () => (await executionsOf(second, child)).length === 1, 'the run was taken up');
+      const [run] = await executionsOf(second, child);
+      assert.equal(run!.executionId, accepted.body.executionId, 'under the id the sender was given');
+      assert.equal(run!.finished, true);
+      const errors = await second.api('GET', `/workflow/${child}/errors`, undefined, user.token);
+      assert.deepEqual(errors.body.errors, [], 'the stop was not recorded as a failure');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal((await executionsOf(second, child)).length, 1, 'stored once');
+    } finally {
+      await second.close();
+    }
+  });
+});
