@@ -193,10 +193,14 @@ export class Choices implements ReactiveController {
   #handleInput(state: FieldState, text: string): void {
     state.field.choose(text);
     clearTimeout(state.timer);
+    // What an earlier search answers is of no use now: it must not land under the new text.
+    state.abort?.abort();
     this.#update(state, {
       text,
       open: true,
       active: -1,
+      busy: true,
+      abort: undefined,
       timer: setTimeout(() => void this.#load(state, text.trim()), SEARCH_DELAY_MS),
     });
   }
@@ -306,6 +310,7 @@ export class Choices implements ReactiveController {
         id="${id}-list"
         role="listbox"
         aria-labelledby="${id}-label"
+        aria-busy=${s.busy}
         ?hidden=${!open || !options[0]}
       >
         ${options.map(
