@@ -65,6 +65,12 @@ const OPTIONS = {
     default: '10000',
     help: "how long an HTTP block waits for an app's answer",
   },
+  'http-attempts': {
+    env: 'FORGE_HTTP_ATTEMPTS',
+    type: 'string',
+    default: '4',
+    help: 'how many times an HTTP block tries a request that failed in a way safe to retry (429, 503, no connection; 5xx and timeouts for GET, PUT, DELETE); 1: no retries',
+  },
   'delivery-timeout-ms': {
     env: 'FORGE_DELIVERY_TIMEOUT_MS',
     type: 'string',
@@ -278,6 +284,7 @@ const pool = {
   statementTimeoutMs: wholeNumber('db-statement-timeout-ms', 1, 3_600_000),
 };
 const httpTimeoutMs = wholeNumber('http-timeout-ms', 1, 3_600_000);
+const httpAttempts = wholeNumber('http-attempts', 1, 10);
 const deliveryTimeoutMs = wholeNumber('delivery-timeout-ms', 1, 3_600_000);
 const drainDelayMs = wholeNumber('drain-delay-ms', 0, 3_600_000);
 const webhookSecretGraceMs = wholeNumber('webhook-secret-grace-hours', 0, 24 * 365)! * 3_600_000;
@@ -394,6 +401,7 @@ try {
     clock,
     pool,
     httpTimeoutMs,
+    httpRetry: httpAttempts === undefined ? undefined : { maxAttempts: httpAttempts },
     delivery: deliveryTimeoutMs ? { timeoutMs: deliveryTimeoutMs } : undefined,
     drainDelayMs,
     webhookSecretGraceMs,

@@ -123,6 +123,7 @@ describe('configuration', () => {
       ['--db-pool-size', 'FORGE_DB_POOL_SIZE'],
       ['--db-statement-timeout-ms', 'FORGE_DB_STATEMENT_TIMEOUT_MS'],
       ['--http-timeout-ms', 'FORGE_HTTP_TIMEOUT_MS'],
+      ['--http-attempts', 'FORGE_HTTP_ATTEMPTS'],
       ['--delivery-timeout-ms', 'FORGE_DELIVERY_TIMEOUT_MS'],
       ['--drain-delay-ms', 'FORGE_DRAIN_DELAY_MS'],
       ['--webhook-secret-grace-hours', 'FORGE_WEBHOOK_SECRET_GRACE_HOURS'],
