@@ -88,8 +88,8 @@ export interface ServiceOptions {
   sandboxUrl?: string;
   /** Run schedule blocks at every minute. Default true; tests turn it off and call `engine.tick(date)`. */
   scheduler?: boolean;
-  /** Retry backoff and attempt timeout of error deliveries to the host. */
-  delivery?: Pick<DeliveryOptions, 'backoff' | 'timeoutMs'>;
+  /** Retry backoff, attempt timeout and attempts before a dead letter of error deliveries to the host. */
+  delivery?: Pick<DeliveryOptions, 'backoff' | 'timeoutMs' | 'maxAttempts'>;
   /**
    * On close, how long /readyz answers 503 while the service still serves everything else,
    * before it stops accepting: the time a load balancer needs to see it and send requests

@@ -77,6 +77,12 @@ const OPTIONS = {
     default: '10000',
     help: 'how long one error delivery (webhook or event bus) may take',
   },
+  'delivery-attempts': {
+    env: 'FORGE_DELIVERY_ATTEMPTS',
+    type: 'string',
+    default: '20',
+    help: 'attempts per error delivery (1 s, 2 s, 4 s … up to 10 min apart) before it is a dead letter, listed by GET /deadLetters',
+  },
   'drain-delay-ms': {
     env: 'FORGE_DRAIN_DELAY_MS',
     type: 'string',
@@ -286,6 +292,7 @@ const pool = {
 const httpTimeoutMs = wholeNumber('http-timeout-ms', 1, 3_600_000);
 const httpAttempts = wholeNumber('http-attempts', 1, 10);
 const deliveryTimeoutMs = wholeNumber('delivery-timeout-ms', 1, 3_600_000);
+const deliveryAttempts = wholeNumber('delivery-attempts', 1, 1000);
 const drainDelayMs = wholeNumber('drain-delay-ms', 0, 3_600_000);
 const webhookSecretGraceMs = wholeNumber('webhook-secret-grace-hours', 0, 24 * 365)! * 3_600_000;
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -402,7 +409,7 @@ try {
     pool,
     httpTimeoutMs,
     httpRetry: httpAttempts === undefined ? undefined : { maxAttempts: httpAttempts },
-    delivery: deliveryTimeoutMs ? { timeoutMs: deliveryTimeoutMs } : undefined,
+    delivery: { timeoutMs: deliveryTimeoutMs, maxAttempts: deliveryAttempts },
     drainDelayMs,
     webhookSecretGraceMs,
     localProvider: { accessTokenTtlSeconds: localTokenTtl() },

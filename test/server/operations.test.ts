@@ -125,6 +125,7 @@ describe('configuration', () => {
       ['--http-timeout-ms', 'FORGE_HTTP_TIMEOUT_MS'],
       ['--http-attempts', 'FORGE_HTTP_ATTEMPTS'],
       ['--delivery-timeout-ms', 'FORGE_DELIVERY_TIMEOUT_MS'],
+      ['--delivery-attempts', 'FORGE_DELIVERY_ATTEMPTS'],
       ['--drain-delay-ms', 'FORGE_DRAIN_DELAY_MS'],
       ['--webhook-secret-grace-hours', 'FORGE_WEBHOOK_SECRET_GRACE_HOURS'],
       ['--log-level', 'FORGE_LOG_LEVEL'],
