@@ -74,7 +74,7 @@ const DONE_KEPT_MS = 2 * 24 * 3_600_000;
 /** The database's clock, in epoch milliseconds: every instance's lease is measured by it. */
 const NOW = sql<number>`CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 
-/** The queue on SQLite: one table in the service's database file (migration 0009). */
+/** The queue on SQLite: one table in the service's database file (migration 0010). */
 export class SqliteJobQueue implements JobQueue {
   private lastPrune = 0;
 

@@ -8,7 +8,8 @@ import * as instances from './migrations/0005_instances.js';
 import * as errorKind from './migrations/0006_error_kind.js';
 import * as connections from './migrations/0007_connections.js';
 import * as logsVersion from './migrations/0008_logs_version.js';
-import * as runJobs from './migrations/0009_run_jobs.js';
+import * as deadLetters from './migrations/0009_dead_letters.js';
+import * as runJobs from './migrations/0010_run_jobs.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -88,6 +89,8 @@ export interface Tables {
     last_error: string | null;
     leased_by: string | null;
     lease_until: number | null;
+    /** When the last allowed attempt failed (the database's clock): a dead letter, which no worker takes. */
+    dead_at: number | null;
   };
   /** The run queue on SQLite (server/store/jobs.ts); pg-boss's tables on PostgreSQL. */
   jobs: {
@@ -119,7 +122,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0006_error_kind': errorKind,
   '0007_connections': connections,
   '0008_logs_version': logsVersion,
-  '0009_run_jobs': runJobs,
+  '0009_dead_letters': deadLetters,
+  '0010_run_jobs': runJobs,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */
