@@ -433,11 +433,16 @@ export class Engine {
     }));
     adding?.(candidates.map((job) => job.id));
     await this.caughtUp;
-    const added = await store.transaction(async (tx) => {
-      const ids = await jobs.add(candidates, tx);
-      await tx.settings.raise(SCHEDULED_THROUGH, minute);
-      return ids;
-    });
+    // A minute with nothing due (most of them) is one statement, not a transaction: a start that
+    // catches up an hour adds sixty minutes at once.
+    const added =
+      candidates.length === 0
+        ? await store.settings.raise(SCHEDULED_THROUGH, minute).then(() => [])
+        : await store.transaction(async (tx) => {
+            const ids = await jobs.add(candidates, tx);
+            await tx.settings.raise(SCHEDULED_THROUGH, minute);
+            return ids;
+          });
     this.logger.info(
       { component: 'scheduler' },
       `scheduler: minute ${at.toISOString()}: queued ${added.length} of ${due.length} due${due.length > added.length ? ' (the rest queued by another instance)' : ''}`,
