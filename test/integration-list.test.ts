@@ -149,6 +149,7 @@ describe('<forge-integration-list>', () => {
     expect(events.map((e) => e.type)).to.deep.equal(['forge-connect']);
     // Focus stays on the card, on the button that took the place of Connect.
     expect(ui.root.activeElement?.textContent?.trim()).to.equal('Reconnect Slack');
+    await expect(el).to.be.accessible();
   });
 
   it('says why a sign-in window ended without a connection', async () => {
@@ -223,6 +224,7 @@ describe('<forge-integration-list>', () => {
     expect(buttonsOf(ui, 'Slack')).to.deep.equal(['Connect Slack', 'Workflows (0 on) Slack']);
     expect(ui.root.activeElement?.textContent?.trim()).to.equal('Connect Slack');
     expect(events.map((e) => e.type)).to.deep.equal(['forge-disconnect']);
+    await expect(el).to.be.accessible();
     // The service agrees: Slack is not connected, and the workflow that needed it is off.
     expect((await connections(userId)).map((c) => c.integration)).to.deep.equal(['stripe']);
     expect((await hostApi<UserWithWorkflows>('GET', `/user/${userId}`)).body.workflows[0]!.active).to.equal(false);
