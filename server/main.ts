@@ -416,7 +416,11 @@ try {
         : `API key ${what}: not shown, since the output is not a terminal; set FORGE_API_KEY to a key of your own and restart`,
     );
   } else {
-    logger.info(process.env.FORGE_API_KEY ? 'API key: FORGE_API_KEY' : 'API key: the one generated on first start');
+    logger.info(
+      process.env.FORGE_API_KEY
+        ? 'API key: the value of the FORGE_API_KEY environment variable'
+        : 'API key: the one generated on first start',
+    );
   }
   logger.info({ database: describeDatabase(db) }, `Database: ${describeDatabase(db)}`);
   logger.info(

@@ -312,7 +312,9 @@ export const configModalStyles = css`
   .field.inline > p {
     grid-column: 1 / -1;
   }
+  /* A margin, not a space in the template: the build's template minifier drops a template's leading space. */
   .required {
+    margin-inline-start: 0.3em;
     font-size: 0.875em;
     font-weight: 400;
   }

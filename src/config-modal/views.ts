@@ -533,7 +533,7 @@ function fieldFrame(
   const error = view.errors.get(key);
   return html`<div part="field" class="field${inline ? ' inline' : ''}">
     <label part="label" for=${id}
-      >${label}${required ? html` <span class="required muted" aria-hidden="true">(${t.requiredMark})</span>` : nothing}</label
+      >${label}${required ? html`<span class="required muted" aria-hidden="true">(${t.requiredMark})</span>` : nothing}</label
     >
     ${control}
     ${description ? html`<p part="help" class="help muted" id="${id}-help">${description}</p>` : nothing}

@@ -114,7 +114,7 @@ describe('forge-service, the command', () => {
   }, async () => {
     const apiKey = generateApiKey();
     const { child, url, output } = await launch(join(dir, 'cli.db'), apiKey);
-    assert.match(output(), /API key: FORGE_API_KEY/);
+    assert.match(output(), /API key: the value of the FORGE_API_KEY environment variable/);
     assert.ok(!output().includes(apiKey), 'the configured API key is in the log');
     for (let i = 0; i < 5; i++) {
       const answer = await fetch(`${url}${API}/workflow`, { headers: { Authorization: `Bearer ${apiKey}` } });

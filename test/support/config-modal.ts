@@ -172,11 +172,15 @@ export async function requestsDuring(action: () => Promise<void>): Promise<Recor
   return requests;
 }
 
-/** Contrast is measured on what is painted: resolves once the modal's opening fade-in is over. */
+/**
+ * Contrast is measured on what is painted: resolves once every open dialog's opening fade-in is
+ * over — the modal's, and a confirmation's opened over it. Only the dialogs' own animations: the
+ * shadow root's also hold the spinner's, which never ends.
+ */
 export const fadedIn = (el: ForgeConfigModal) =>
   Promise.all(
-    byPart(shadow(el), 'dialog')!
-      .getAnimations()
+    [...shadow(el).querySelectorAll('dialog[open]')]
+      .flatMap((dialog) => dialog.getAnimations())
       .map((animation) => animation.finished),
   );
 
