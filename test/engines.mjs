@@ -254,7 +254,8 @@ export async function closeOtherWindows(session) {
   }
   const page = session.browser.getPage(session.id);
   for (const other of await page.browser().pages()) {
-    if (other !== page && !other.url().includes('wtr-session-id')) await other.close();
+    // A window may close itself meanwhile (the return page does, where the browser lets it).
+    if (other !== page && !other.url().includes('wtr-session-id')) await other.close().catch(() => undefined);
   }
   await page.bringToFront();
   return true;
