@@ -82,7 +82,7 @@ import { defaultIntegrationListStrings, type IntegrationListStrings } from './st
  * @csspart empty - Shown when no app is on offer.
  * @csspart error - Shown when loading failed, with `retry-button`.
  *
- * @cssproperty [--forge-app-min-width=15rem] - The narrowest a card gets before the grid has one column fewer.
+ * @cssproperty [--forge-app-min-width=16rem] - The narrowest a card gets before the grid has one column fewer.
  * @cssproperty --forge-font-family - Font of all text.
  * @cssproperty [--forge-font-size=0.9375rem] - Base font size.
  * @cssproperty [--forge-radius=0.625rem] - Corner radius of the cards and buttons.
