@@ -40,9 +40,12 @@ import {
 const RESULTS_FILE = fileURLToPath(new URL('results.json', import.meta.url));
 /**
  * What a page that shows the list loads before anything renders. Since the third round a guard,
- * not a goal: 17,451 B (the entry when the round began) plus 300 B, unless an issue grants more.
+ * not a goal: 17,451 B (the entry when the round began) plus 300 B, plus what the round's issues
+ * grant it, as the chunks' guards below add theirs: issue 25 gives the entry up to 300 B for
+ * loading `<forge-integration-list>` when a page holds one (the loader in src/cdn.ts measures
+ * 160 B gzip).
  */
-const ENTRY_GZIP_BUDGET = 17_451 + 300;
+const ENTRY_GZIP_BUDGET = 17_451 + 300 + 300;
 /**
  * Each chunk's guard, by the element or view it holds: its size when the third round began plus
  * what that round's issues grant it (the modal: issue 24 +1.5 KB, issue 26 +2.5 KB), or the

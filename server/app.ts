@@ -11,6 +11,7 @@ import { Connections } from './engine/connections.js';
 import { Delivery, type DeliveryOptions } from './engine/delivery.js';
 import { Engine } from './engine/engine.js';
 import { DEFAULT_WEBHOOK_SECRET_GRACE_MS } from './engine/host-settings.js';
+import type { HttpRetryPolicy } from './engine/http-retry.js';
 import { OptionsReader } from './engine/options.js';
 import { HttpProblem, MAX_BODY_BYTES } from './http.js';
 import {
@@ -87,8 +88,8 @@ export interface ServiceOptions {
   sandboxUrl?: string;
   /** Run schedule blocks at every minute. Default true; tests turn it off and call `engine.tick(date)`. */
   scheduler?: boolean;
-  /** Retry backoff and attempt timeout of error deliveries to the host. */
-  delivery?: Pick<DeliveryOptions, 'backoff' | 'timeoutMs'>;
+  /** Retry backoff, attempt timeout and attempts before a dead letter of error deliveries to the host. */
+  delivery?: Pick<DeliveryOptions, 'backoff' | 'timeoutMs' | 'maxAttempts'>;
   /**
    * On close, how long /readyz answers 503 while the service still serves everything else,
    * before it stops accepting: the time a load balancer needs to see it and send requests
@@ -104,6 +105,8 @@ export interface ServiceOptions {
   pool?: PoolOptions;
   /** How long an HTTP block waits for an answer, in ms. Default 10 s. */
   httpTimeoutMs?: number;
+  /** When an HTTP block tries a request again: attempts, backoff, the longest Retry-After honoured (docs/executions.md). */
+  httpRetry?: Partial<HttpRetryPolicy>;
   /**
    * Let the error webhook point at loopback, private and link-local addresses. Off by default:
    * otherwise it can probe the service's own network. The demo turns it on.
@@ -252,6 +255,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     delivery,
     env: catalogEnv,
     httpTimeoutMs: options.httpTimeoutMs,
+    httpRetry: options.httpRetry,
     instanceId,
     clock: options.clock,
     logger: logger.child({ component: 'engine' }),

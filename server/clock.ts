@@ -20,6 +20,15 @@ export const systemClock: Clock = {
 };
 
 /**
+ * How far `clock` is ahead of the system clock, in ms: 0 for the system clock. What instances
+ * share through the database (delivery due times and leases) is timed by the database's clock
+ * moved by this, so that in production the database alone decides, and a test clock still moves it.
+ */
+export function shiftOf(clock: Clock): number {
+  return clock === systemClock ? 0 : clock.now() - Date.now();
+}
+
+/**
  * A clock for tests that run the service as separate processes: "now" is the number (ms since
  * the epoch) written in `file`, read again at each call, so a test moves every process's time at
  * once by writing the file ("minute 12:00 passed"). Only the FORGE_TEST_CLOCK_FILE environment

@@ -65,11 +65,23 @@ const OPTIONS = {
     default: '10000',
     help: "how long an HTTP block waits for an app's answer",
   },
+  'http-attempts': {
+    env: 'FORGE_HTTP_ATTEMPTS',
+    type: 'string',
+    default: '4',
+    help: 'how many times an HTTP block tries a request that failed in a way safe to retry (429, 503, no connection; 5xx and timeouts for GET, PUT, DELETE); 1: no retries',
+  },
   'delivery-timeout-ms': {
     env: 'FORGE_DELIVERY_TIMEOUT_MS',
     type: 'string',
     default: '10000',
     help: 'how long one error delivery (webhook or event bus) may take',
+  },
+  'delivery-attempts': {
+    env: 'FORGE_DELIVERY_ATTEMPTS',
+    type: 'string',
+    default: '20',
+    help: 'attempts per error delivery (1 s, 2 s, 4 s … up to 10 min apart) before it is a dead letter, listed by GET /deadLetters',
   },
   'drain-delay-ms': {
     env: 'FORGE_DRAIN_DELAY_MS',
@@ -278,7 +290,9 @@ const pool = {
   statementTimeoutMs: wholeNumber('db-statement-timeout-ms', 1, 3_600_000),
 };
 const httpTimeoutMs = wholeNumber('http-timeout-ms', 1, 3_600_000);
+const httpAttempts = wholeNumber('http-attempts', 1, 10);
 const deliveryTimeoutMs = wholeNumber('delivery-timeout-ms', 1, 3_600_000);
+const deliveryAttempts = wholeNumber('delivery-attempts', 1, 1000);
 const drainDelayMs = wholeNumber('drain-delay-ms', 0, 3_600_000);
 const webhookSecretGraceMs = wholeNumber('webhook-secret-grace-hours', 0, 24 * 365)! * 3_600_000;
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
@@ -394,7 +408,8 @@ try {
     clock,
     pool,
     httpTimeoutMs,
-    delivery: deliveryTimeoutMs ? { timeoutMs: deliveryTimeoutMs } : undefined,
+    httpRetry: httpAttempts === undefined ? undefined : { maxAttempts: httpAttempts },
+    delivery: { timeoutMs: deliveryTimeoutMs, maxAttempts: deliveryAttempts },
     drainDelayMs,
     webhookSecretGraceMs,
     localProvider: { accessTokenTtlSeconds: localTokenTtl() },

@@ -42,7 +42,7 @@ export class Metrics {
 
   readonly deliveries = new Counter({
     name: 'forge_deliveries_total',
-    help: 'Attempts to deliver an error log entry to the host, by channel (webhook, eventBus) and outcome (delivered, failed).',
+    help: 'Attempts to deliver an error log entry to the host, by channel (webhook, eventBus) and outcome (delivered, failed, dead-lettered: failed its last allowed attempt, lease-lost: another instance had taken it over).',
     labelNames: ['channel', 'outcome'] as const,
     registers: [this.registry],
   });

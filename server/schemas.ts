@@ -292,7 +292,16 @@ export const SetupSchema = Type.Object({
   credentials: Type.Array(UserConnectionSchema),
 });
 
-const Backlog = Type.Object({ pending: Type.Integer(), lastError: Type.Union([Type.String(), Type.Null()]) });
+const Backlog = Type.Object({
+  pending: Type.Integer({
+    description: 'Entries waiting for this channel: due, backing off after a failure, or being attempted.',
+  }),
+  deadLetters: Type.Integer({
+    description:
+      'Entries whose last allowed attempt failed: GET /deadLetters lists them, POST /deadLetters/resend sends them again.',
+  }),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+});
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
 export const HostSettingsSchema = Type.Object({
@@ -310,6 +319,42 @@ export const HostSettingsSchema = Type.Object({
   }),
   deliveries: Type.Object({ webhook: Backlog, eventBus: Backlog }),
 });
+
+const ChannelSchema = Type.Unsafe<'webhook' | 'eventBus'>({
+  type: 'string',
+  enum: ['webhook', 'eventBus'],
+  description: 'Must be "webhook" or "eventBus".',
+});
+
+export const DeadLetterSchema = Type.Object({
+  channel: ChannelSchema,
+  attempts: Type.Integer({ description: 'Attempts made before it was given up on.' }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'Why the last attempt failed.' }),
+  deadAt: Type.String({ format: 'date-time', description: 'When its last allowed attempt failed.' }),
+  entry: ErrorLogEntrySchema,
+});
+
+export const DeadLettersQuery = Type.Object({
+  channel: Type.Optional(ChannelSchema),
+  page: Type.Integer({ minimum: 1, default: 1, description: '1-based.' }),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+});
+
+export const ResendBody = Type.Object(
+  {
+    errorIds: Type.Optional(
+      Type.Array(
+        Type.String({ pattern: '^[0-9a-f]{24}$', description: 'Must be an error log entry’s _id: 24 hex digits.' }),
+        { minItems: 1, maxItems: 100, uniqueItems: true },
+      ),
+    ),
+    channel: Type.Optional(ChannelSchema),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ errorIds: ['6650a1b2c3d4e5f6a7b8c9d0'], channel: 'webhook' }, {}],
+  },
+);
 
 /** A text field of `PUT /settings`: `null` clears it; the description is the message a refused value gets. */
 const NullableText = (description: string, rules: { pattern?: string; maxLength?: number; minLength?: number } = {}) =>

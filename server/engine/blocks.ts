@@ -4,6 +4,14 @@ import { asNumber } from '../shared/number.js';
 import type { Tracing } from '../trace.js';
 import { isPlainObject } from '../validate.js';
 import { evaluate, evaluateText, type Scope } from './expressions.js';
+import {
+  type AttemptOutcome,
+  type AttemptRecord,
+  DEFAULT_HTTP_RETRY,
+  type HttpRetryPolicy,
+  nextRetry,
+  waitUnlessAborted,
+} from './http-retry.js';
 import { type AppAccess, absoluteUrl, mayCarryCredential } from './placement.js';
 
 /**
@@ -15,10 +23,13 @@ import { type AppAccess, absoluteUrl, mayCarryCredential } from './placement.js'
 export class BlockFailure extends Error {
   /** What the user can do about it (ErrorKind): recorded with the error log entry. */
   readonly kind: ErrorKind;
+  /** More of what happened, shown beside `error` in the block's output (an HTTP block's attempts). */
+  readonly detail: Record<string, unknown> | undefined;
 
-  constructor(message: string, kind: ErrorKind = 'internal') {
+  constructor(message: string, kind: ErrorKind = 'internal', detail?: Record<string, unknown>) {
     super(message);
     this.kind = kind;
+    this.detail = detail;
   }
 }
 
@@ -43,6 +54,8 @@ export interface BlockContext {
   renewAccess?: () => Promise<AppAccess | undefined>;
   signal: AbortSignal;
   httpTimeoutMs: number;
+  /** When an HTTP block tries again (server/engine/http-retry.ts); unset fields keep their default. */
+  httpRetry?: Partial<HttpRetryPolicy>;
   /** When tracing is on: each HTTP call is a client span, and the app gets its `traceparent`. */
   tracing?: Tracing;
 }
@@ -160,6 +173,7 @@ async function runHttp({
   renewAccess,
   signal,
   httpTimeoutMs,
+  httpRetry,
   tracing,
 }: BlockContext): Promise<BlockOutcome> {
   const { parameters } = block;
@@ -239,28 +253,70 @@ async function runHttp({
       return response;
     });
   };
+  const policy = { ...DEFAULT_HTTP_RETRY, ...httpRetry };
+  const attempts: AttemptRecord[] = [];
+  /** Every attempt is in the output once there was more than one; a single one is the block's own result. */
+  const attemptsShown = () => (attempts.length > 1 ? { attempts } : undefined);
+  const cutShort = () => new BlockFailure(`${shown} was cut short: the service stopped.`, 'internal', attemptsShown());
+  let credential = access;
+  let renewed = false;
   let response: Response;
-  try {
-    response = await send(access);
-    // A token the app refuses may have expired early: refreshed once, the request is made once more.
-    if (response.status === 401 && access && renewAccess && mayCarryCredential(access, url)) {
-      const renewed = await renewAccess();
-      if (renewed) {
-        await response.body?.cancel();
-        response = await send(renewed);
+  /** Why the last attempt was not tried again, when that is worth telling (it ends the error message). */
+  let note = '';
+  for (let attempt = 1; ; attempt++) {
+    const startedAt = new Date().toISOString();
+    let outcome: AttemptOutcome;
+    let answer: Response | undefined;
+    /** Why no answer came: the error code of a connection that failed, or the timeout. */
+    let noAnswer = '';
+    try {
+      answer = await send(credential);
+      // A token the app refuses may have expired early: refreshed once, the request is made once more.
+      if (answer.status === 401 && !renewed && credential && renewAccess && mayCarryCredential(credential, url)) {
+        renewed = true;
+        const fresh = await renewAccess();
+        if (fresh) {
+          await answer.body?.cancel();
+          credential = fresh;
+          answer = await send(fresh);
+        }
       }
+      outcome = { status: answer.status, retryAfter: answer.headers.get('retry-after') };
+    } catch (error) {
+      if (error instanceof BlockFailure) throw error;
+      if (signal.aborted) throw cutShort();
+      const e = error as Error & { cause?: { code?: string } };
+      const timedOut = e.name === 'TimeoutError';
+      outcome = { failure: timedOut ? 'timeout' : 'connection' };
+      noAnswer = timedOut ? `no answer within ${httpTimeoutMs / 1000} s` : (e.cause?.code ?? e.message);
     }
-  } catch (error) {
-    if (error instanceof BlockFailure) throw error;
-    const e = error as Error & { cause?: { code?: string } };
-    if (signal.aborted) throw new BlockFailure(`${shown} was cut short: the service stopped.`);
-    if (e.name === 'TimeoutError') {
-      throw new BlockFailure(`${shown} did not answer within ${httpTimeoutMs / 1000} s.`, 'app');
+    const next = nextRetry(method, outcome, attempt, policy, Date.now());
+    attempts.push({
+      attempt,
+      startedAt,
+      ...('status' in outcome ? { status: outcome.status } : { error: noAnswer }),
+      ...(next.retryInMs === undefined ? {} : { retryInMs: next.retryInMs }),
+    });
+    if (next.retryInMs === undefined) {
+      note = next.why ? ` (${next.why})` : '';
+      if (!('failure' in outcome)) {
+        response = answer!;
+        break;
+      }
+      throw new BlockFailure(
+        outcome.failure === 'timeout'
+          ? `${shown} did not answer within ${httpTimeoutMs / 1000} s${note}.`
+          : `${shown} could not be reached (${noAnswer})${note}. Is the service at ${url.origin} running?`,
+        'app',
+        attemptsShown(),
+      );
     }
-    throw new BlockFailure(
-      `${shown} could not be reached (${e.cause?.code ?? e.message}). Is the service at ${url.origin} running?`,
-      'app',
-    );
+    await answer?.body?.cancel().catch(() => {});
+    try {
+      await waitUnlessAborted(next.retryInMs, signal);
+    } catch {
+      throw cutShort();
+    }
   }
   const text = await readAtMost(response, MAX_RESPONSE_BYTES, shown);
   const type = response.headers.get('content-type') ?? '';
@@ -274,11 +330,12 @@ async function runHttp({
   }
   if (!response.ok) {
     throw new BlockFailure(
-      `${shown} answered ${response.status} ${response.statusText}: ${summary(responseBody)}`,
+      `${shown} answered ${response.status} ${response.statusText}: ${summary(responseBody)}${note}`,
       httpFailureKind(response.status, block, scope),
+      attemptsShown(),
     );
   }
-  return { output: { status: response.status, body: responseBody } };
+  return { output: { status: response.status, body: responseBody, ...attemptsShown() } };
 }
 
 /**

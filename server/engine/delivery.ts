@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ErrorLogEntry } from 'forge-embed/client';
-import { type Clock, systemClock } from '../clock.js';
+import { type Clock, shiftOf, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { SecretBox } from '../secrets.js';
@@ -30,11 +30,16 @@ export interface DeliveryOptions {
   backoff?: (attempt: number) => number;
   /** How long one attempt may take. Default 10 s. */
   timeoutMs?: number;
+  /** Attempts per delivery before it becomes a dead letter. Default DEFAULT_DELIVERY_ATTEMPTS. */
+  maxAttempts?: number;
   /** Deliver to loopback and private addresses too (`allowPrivateWebhooks`). */
   allowPrivateTargets?: boolean;
   /** This process among the instances that share the database; leases name it. */
   instanceId: string;
-  /** What "now" is for due times and leases. Default: the system clock. */
+  /**
+   * What "now" is for the signing secrets; due times and leases follow the database's clock,
+   * moved by how far this one is from the system's (server/clock.ts `shiftOf`). Default: the system clock.
+   */
   clock?: Clock;
   /** The service log (server/log.ts); default none. */
   logger?: Logger;
@@ -46,6 +51,9 @@ export interface DeliveryOptions {
 
 /** 1 s, 2 s, 4 s, … up to 10 minutes between attempts. */
 export const defaultBackoff = (attempt: number) => Math.min(1000 * 2 ** (attempt - 1), 10 * 60 * 1000);
+
+/** With the default backoff, 20 attempts span about 1 hour 47 minutes before a delivery is a dead letter. */
+export const DEFAULT_DELIVERY_ATTEMPTS = 20;
 
 /** How long deliveries wait before looking again when the database did not answer. */
 const STORE_RETRY_MS = 5_000;
@@ -60,6 +68,7 @@ export class Delivery {
   private readonly secrets: SecretBox;
   private readonly backoff: (attempt: number) => number;
   private readonly timeoutMs: number;
+  private readonly maxAttempts: number;
   private readonly allowPrivateTargets: boolean;
   private readonly logger: Logger;
   private readonly metrics: Metrics | undefined;
@@ -77,6 +86,7 @@ export class Delivery {
     this.secrets = options.secrets;
     this.backoff = options.backoff ?? defaultBackoff;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxAttempts = options.maxAttempts ?? DEFAULT_DELIVERY_ATTEMPTS;
     this.allowPrivateTargets = options.allowPrivateTargets ?? false;
     this.logger = options.logger ?? silentLogger;
     this.metrics = options.metrics;
@@ -91,13 +101,13 @@ export class Delivery {
    */
   async enqueue(entry: ErrorLogEntry, tx: StoreTransaction): Promise<void> {
     for (const channel of activeChannels(await loadHostSettings(tx))) {
-      await tx.deliveries.enqueue(entry._id, channel, this.clock.now());
+      await tx.deliveries.enqueue(entry._id, channel, shiftOf(this.clock));
     }
   }
 
   /** Starts delivering, beginning with whatever waited from before a restart, without waiting out its backoff. */
   async start(): Promise<void> {
-    await this.store.deliveries.retryNow();
+    await this.store.deliveries.retryNow(shiftOf(this.clock));
     this.stopWatchingClock = this.clock.onJump(() => this.kick());
     this.kick();
   }
@@ -141,8 +151,8 @@ export class Delivery {
 
   private async scheduleNext(): Promise<void> {
     if (this.shutdown.signal.aborted) return;
-    const next = await this.store.deliveries.nextDueAt();
-    if (next !== undefined) this.wakeIn(next - this.clock.now());
+    const wait = await this.store.deliveries.msUntilNext(shiftOf(this.clock));
+    if (wait !== undefined) this.wakeIn(wait);
   }
 
   private wakeIn(ms: number): void {
@@ -160,11 +170,10 @@ export class Delivery {
     do {
       this.passAgain = false;
       while (!this.shutdown.signal.aborted) {
-        const now = this.clock.now();
         const next = await this.store.deliveries.leaseNext(
-          now,
           this.instanceId,
-          now + this.timeoutMs + LEASE_MARGIN_MS,
+          this.timeoutMs + LEASE_MARGIN_MS,
+          shiftOf(this.clock),
         );
         if (!next) break;
         await this.attempt(next);
@@ -199,20 +208,47 @@ export class Delivery {
         }
       });
       // Delivered, or its channel was switched off since: either way it leaves the outbox.
-      await this.store.deliveries.finish(entry._id, channel);
+      if (!(await this.store.deliveries.finish(entry._id, channel, this.instanceId)))
+        return this.leaseLost(entry, channel);
       this.metrics?.deliveries.inc({ channel, outcome: 'delivered' });
     } catch (error) {
       // Stopping: the entry stays in the outbox, free for any instance at once.
-      if (this.shutdown.signal.aborted) return this.store.deliveries.release(entry._id, channel);
+      if (this.shutdown.signal.aborted) return this.store.deliveries.release(entry._id, channel, this.instanceId);
       const reason = describe(error, this.timeoutMs, signal);
+      const failed = { attempts: attempts + 1, lastError: reason, shiftMs: shiftOf(this.clock) };
+      const ids = { errorId: entry._id, executionId: entry.executionId, channel, reason };
+      if (failed.attempts >= this.maxAttempts) {
+        if (!(await this.store.deliveries.deadLetter(entry._id, channel, this.instanceId, failed)))
+          return this.leaseLost(entry, channel);
+        this.metrics?.deliveries.inc({ channel, outcome: 'dead-lettered' });
+        this.logger.error(
+          { ...ids, attempts: failed.attempts },
+          `delivery of an error entry to the ${channel} failed (${reason}) at its last allowed attempt (${failed.attempts}): it is a dead letter now; list it with GET /deadLetters and send it again with POST /deadLetters/resend`,
+        );
+        return;
+      }
+      const retryInMs = this.backoff(failed.attempts);
+      if (!(await this.store.deliveries.postpone(entry._id, channel, this.instanceId, { ...failed, retryInMs })))
+        return this.leaseLost(entry, channel);
       this.metrics?.deliveries.inc({ channel, outcome: 'failed' });
-      const retryIn = this.backoff(attempts + 1);
-      await this.store.deliveries.postpone(entry._id, channel, attempts + 1, this.clock.now() + retryIn, reason);
       this.logger.warn(
-        { errorId: entry._id, executionId: entry.executionId, channel, reason, retryInMs: retryIn },
-        `delivery of an error entry to the ${channel} failed (${reason}); retry in ${retryIn} ms`,
+        { ...ids, retryInMs },
+        `delivery of an error entry to the ${channel} failed (${reason}); retry in ${retryInMs} ms`,
       );
     }
+  }
+
+  /**
+   * This instance no longer holds the delivery: its attempt outlived the lease and another
+   * instance took it (whose outcome counts; the receiver may get the entry twice: dedupe on
+   * `_id`), or the entry left the outbox meanwhile (its channel switched off, its user deleted).
+   */
+  private leaseLost(entry: ErrorLogEntry, channel: string): void {
+    this.metrics?.deliveries.inc({ channel, outcome: 'lease-lost' });
+    this.logger.warn(
+      { errorId: entry._id, executionId: entry.executionId, channel },
+      `a delivery to the ${channel} is no longer this instance's (its lease ran out and another instance took it, or the entry was dropped); this attempt's outcome is not recorded`,
+    );
   }
 }
 

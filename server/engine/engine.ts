@@ -12,6 +12,7 @@ import type { Connections } from './connections.js';
 import { type CronSchedule, CronSyntaxError, parseCron } from './cron.js';
 import type { Delivery } from './delivery.js';
 import { ExpressionError, type Scope } from './expressions.js';
+import type { HttpRetryPolicy } from './http-retry.js';
 
 export interface EngineOptions {
   store: Store;
@@ -24,6 +25,8 @@ export interface EngineOptions {
   env: Record<string, string>;
   /** How long an HTTP block waits for an answer. Default 10 s. */
   httpTimeoutMs?: number;
+  /** When an HTTP block tries a request again (server/engine/http-retry.ts); unset fields keep their default. */
+  httpRetry?: Partial<HttpRetryPolicy>;
   /** What "now" is for the scheduler. Default: the system clock. */
   clock?: Clock;
   /** This process among the instances that share the database; claims name it. */
@@ -283,6 +286,7 @@ export class Engine {
                 .then(({ access, renew }) => ({ access, renewAccess: renew }))),
               signal: this.shutdown.signal,
               httpTimeoutMs: this.options.httpTimeoutMs ?? 10_000,
+              httpRetry: this.options.httpRetry,
               tracing,
             }),
         ));
@@ -295,7 +299,7 @@ export class Engine {
             'a block failed inside the service',
           );
         }
-        output = { error: failure.message };
+        output = { error: failure.message, ...(error instanceof BlockFailure ? error.detail : undefined) };
       }
       outputs.set(block.id, output);
       metrics?.blockDuration.observe(

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { shiftOf } from '../clock.js';
 import { loadEventBridge } from '../engine/event-bus.js';
 import {
   applyHostSettingsUpdate,
@@ -6,8 +7,14 @@ import {
   rotateErrorWebhookSecret,
   saveHostSettings,
 } from '../engine/host-settings.js';
-import { HttpProblem } from '../http.js';
-import { HostSettingsSchema, HostSettingsUpdateSchema } from '../schemas.js';
+import { HttpProblem, notFound } from '../http.js';
+import {
+  DeadLetterSchema,
+  DeadLettersQuery,
+  HostSettingsSchema,
+  HostSettingsUpdateSchema,
+  ResendBody,
+} from '../schemas.js';
 import { hostSettingsView } from '../views.js';
 import type { RoutePlugin } from './context.js';
 
@@ -52,7 +59,7 @@ const settings: RoutePlugin = async (
         await saveHostSettings(tx, next);
         // A channel switched off takes nothing more, including what was waiting for it.
         for (const channel of switchedOff) await tx.deliveries.drop(channel);
-        for (const channel of retarget) await tx.deliveries.retryNow(channel);
+        for (const channel of retarget) await tx.deliveries.retryNow(shiftOf(clock), channel);
       });
       delivery.kick();
       return hostSettingsView(next, store, secrets);
@@ -80,6 +87,56 @@ const settings: RoutePlugin = async (
       },
     },
     async () => rotateErrorWebhookSecret(store, secrets, clock.now(), webhookSecretGraceMs),
+  );
+
+  api.get(
+    '/deadLetters',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'List the error deliveries given up on',
+        description:
+          'An error delivery whose last allowed attempt failed (20 by default, over about 1 h 47 min) is a dead letter: no instance attempts it again until it is resent. Oldest first.',
+        tags: ['settings'],
+        querystring: DeadLettersQuery,
+        response: { 200: Type.Object({ data: Type.Array(DeadLetterSchema) }) },
+      },
+    },
+    async (request) => {
+      const { channel, page, limit } = request.query;
+      // A page past any row there could be is empty; SQLite's OFFSET refuses what is no 64-bit integer.
+      const offset = (page - 1) * limit;
+      if (!Number.isSafeInteger(offset)) return { data: [] };
+      return { data: await store.deliveries.deadLetters({ channel, limit, offset }) };
+    },
+  );
+
+  api.post(
+    '/deadLetters/resend',
+    {
+      config: { access: 'apiKey' },
+      schema: {
+        summary: 'Send dead letters again',
+        description:
+          'Makes dead letters due again with a new count of attempts: those of `errorIds` (each must be a dead letter, of `channel` when given; otherwise nothing is resent and the answer is a 404 naming the others), or every one (of `channel`) when `errorIds` is left out.',
+        tags: ['settings'],
+        body: ResendBody,
+        response: { 200: Type.Object({ resent: Type.Integer({ description: 'Dead letters made due again.' }) }) },
+      },
+    },
+    async (request) => {
+      const { errorIds, channel } = request.body ?? {};
+      const outcome = await store.transaction((tx) =>
+        tx.deliveries.resend({ errorIds, channel, shiftMs: shiftOf(clock) }),
+      );
+      if ('notDead' in outcome) {
+        throw notFound(
+          `No dead letter${channel ? ` for the ${channel}` : ''} has the errorIds ${outcome.notDead.join(', ')}; nothing was resent. GET /deadLetters lists them.`,
+        );
+      }
+      delivery.kick();
+      return outcome;
+    },
   );
 };
 

@@ -8,6 +8,7 @@ import * as instances from './migrations/0005_instances.js';
 import * as errorKind from './migrations/0006_error_kind.js';
 import * as connections from './migrations/0007_connections.js';
 import * as logsVersion from './migrations/0008_logs_version.js';
+import * as deadLetters from './migrations/0009_dead_letters.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
@@ -87,6 +88,8 @@ export interface Tables {
     last_error: string | null;
     leased_by: string | null;
     lease_until: number | null;
+    /** When the last allowed attempt failed (the database's clock): a dead letter, which no worker takes. */
+    dead_at: number | null;
   };
   schedule_claims: { workflow_id: string; minute: number; claimed_by: string };
   signing_keys: { kid: string; sealed_key: string; created_at: number; retired_at: number | null };
@@ -106,6 +109,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0006_error_kind': errorKind,
   '0007_connections': connections,
   '0008_logs_version': logsVersion,
+  '0009_dead_letters': deadLetters,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */

@@ -360,6 +360,8 @@ export interface HostSettings {
 
 export interface DeliveryBacklog {
   pending: number;
+  /** Entries whose last allowed attempt failed: `GET /deadLetters` lists them, `POST /deadLetters/resend` sends them again. */
+  deadLetters: number;
   lastError: string | null;
 }
 

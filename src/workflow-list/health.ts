@@ -9,17 +9,14 @@ export function healthView(c: RowContext, id: string, name: string, row: Install
   const state = !lastRun ? 'waiting' : failure ? 'failed' : 'ok';
   const app = failure?.integration ? (c.integrations.get(failure.integration)?.displayName ?? failure.integration) : '';
   const open = c.expanded.has(id);
-  let fix: unknown = nothing;
   // Not once the user has connected the app again: the next run tells whether that fixed it.
-  if (failure?.kind === 'connection' && app && !failure.reconnectedAt) {
-    fix = html`<button type="button" class="button tonal" part="fix-button" @click=${() => actions.openModal(id, failure.integration!)}>
-      ${t.reconnect(app)}<span class="visually-hidden"> · ${name}</span>
-    </button>`;
-  } else if (failure?.kind === 'settings') {
-    fix = html`<button type="button" class="button tonal" part="fix-button" @click=${() => actions.openModal(id)}>
-      ${t.fixSettings}<span class="visually-hidden"> · ${name}</span>
-    </button>`;
-  }
+  const reconnect = failure?.kind === 'connection' && app && !failure.reconnectedAt ? failure.integration! : '';
+  const fix =
+    reconnect || failure?.kind === 'settings'
+      ? html`<button type="button" class="button tonal" part="fix-button" @click=${() => actions.openModal(id, reconnect)}>
+          ${reconnect ? t.reconnect(app) : t.fixSettings}<span class="visually-hidden"> · ${name}</span>
+        </button>`
+      : nothing;
   return html`<span class="health small ${state}" part="health health-${state}">
       <span class="glyph" aria-hidden="true">${state === 'ok' ? '✓' : state === 'failed' ? '!' : '…'}</span>
       <span>

@@ -31,7 +31,10 @@ describe('host settings', () => {
         errorWebhookUrl: null,
         errorWebhookSecret: settings.body.errorWebhookSecret,
         eventBus: { enabled: false, busName: null, region: null, endpoint: null, hasAccessKeys: false },
-        deliveries: { webhook: { pending: 0, lastError: null }, eventBus: { pending: 0, lastError: null } },
+        deliveries: {
+          webhook: { pending: 0, deadLetters: 0, lastError: null },
+          eventBus: { pending: 0, deadLetters: 0, lastError: null },
+        },
       },
     });
     const user = await newUser(h);

@@ -415,6 +415,40 @@ const SPECS: Record<string, Spec> = {
     ),
   },
   'POST /settings/rotateErrorWebhookSecret': { valid: fc.constant(now({ params: {} })) },
+  'GET /deadLetters': {
+    queryKeys: ['channel', 'page', 'limit'],
+    valid: fc
+      .record(
+        {
+          channel: fc.constantFrom('webhook', 'eventBus'),
+          page: fc.oneof(fc.integer({ min: 1, max: 1_000_000 }).map(String), fc.constant('')),
+          limit: fc.oneof(fc.integer({ min: 1, max: 100 }).map(String), fc.constant('')),
+        },
+        { requiredKeys: [] },
+      )
+      .map((query) => now({ params: {}, query })),
+    invalid: fc.oneof(
+      text(10)
+        .filter((c) => c !== 'webhook' && c !== 'eventBus')
+        .map((channel) => ({ params: {}, query: { channel } })),
+      fc.oneof(badInteger, fc.integer({ min: 101 }).map(String)).map((limit) => ({ params: {}, query: { limit } })),
+      fc.constant({ params: {}, credential: 'x' }),
+    ),
+  },
+  'POST /deadLetters/resend': {
+    valid: fc
+      .constantFrom({}, { channel: 'webhook' }, { channel: 'eventBus' })
+      .map((body) => now({ params: {}, body })),
+    invalid: fc.oneof(
+      notAnObject.map((body) => ({ params: {}, body })),
+      // No dead letter has it: a 404 that names it.
+      fc.array(unknownId, { minLength: 1, maxLength: 3 }).map((errorIds) => ({ params: {}, body: { errorIds } })),
+      fc.constant({ params: {}, body: { errorIds: [] } }),
+      text(30).map((id) => ({ params: {}, body: { errorIds: [id] } })),
+      fc.constant({ params: {}, body: { channel: 'email' } }),
+      fc.constant({ params: {}, body: { colour: 'red' } }),
+    ),
+  },
   'GET /.well-known/jwks.json': { valid: fc.constant(now({ params: {} })) },
   'GET /openapi.json': { valid: fc.constant(now({ params: {} })) },
   'GET /icons/:file': {
