@@ -55,6 +55,9 @@ const ENTRY_GZIP_BUDGET = 17_451 + 300 + 300;
 const CHUNK_GZIP_BUDGETS: Record<string, number> = {
   'config-modal': 10_278 + 1_536 + 2_560,
   'integration-list': 5_120,
+  // The combobox of settings whose choices come from the user's app (issue 26): loaded only by
+  // an open that shows one, so the modal's own chunk stays within what the issue grants it.
+  choices: 2_560,
 };
 /** A chunk's file name without its content hash: `config-modal-CBsMmJ85.min.js` → `config-modal`. */
 const chunkName = (file: string) => file.replace(/-[\w-]{8}\.min\.js$/, '');

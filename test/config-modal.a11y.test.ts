@@ -156,7 +156,7 @@ describe('<forge-config-modal> by keyboard', () => {
         name: 'channel',
         value: '#keyboard',
         description: 'The Slack channel that gets the announcement.',
-        // Chosen from the user's Slack (issue 26); the modal's combobox is not built yet, so it is typed.
+        // Chosen from the user's Slack (issue 26); text typed and not chosen is kept as typed.
         type: 'select',
         source: { integration: 'slack' },
       },

@@ -41,12 +41,14 @@ async function requestsToOpen(
     await el.show();
     await shows(el);
   });
-  return requests.map(({ method, url }) => {
+  // A setting whose choices come from the app reads them once its field is shown, after the open.
+  return requests.flatMap(({ method, url }) => {
     const { pathname, search } = new URL(url);
+    if (pathname.endsWith('/options')) return [];
     // The token URL carries the test user's id; only where it goes matters here.
-    return pathname.startsWith('/forge/')
-      ? `${method} ${pathname.split('/2021-12')[1]}${search}`
-      : `${method} ${pathname}`;
+    return [
+      pathname.startsWith('/forge/') ? `${method} ${pathname.split('/2021-12')[1]}${search}` : `${method} ${pathname}`,
+    ];
   });
 }
 

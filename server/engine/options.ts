@@ -33,6 +33,11 @@ const TIMEOUT_MS = 10_000;
 const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
 /** The most choices one page answers, whatever the app sends. */
 const MAX_OPTIONS = 1_000;
+/**
+ * A local search filters the app's pages one at a time: pages without a match are read past,
+ * this many at most, so typing finds a choice the app lists further down.
+ */
+const LOCAL_SEARCH_PAGES = 10;
 
 export interface OptionsRequest {
   userId: string;
@@ -61,7 +66,11 @@ export class OptionsReader {
     const known = this.kept.get(cacheKey);
     if (known && known.until > this.now()) return known.page;
     this.kept.delete(cacheKey);
-    const page = await this.fetchPage(request);
+    let page = await this.fetchPage(request);
+    for (let pages = 1; pages < LOCAL_SEARCH_PAGES && page.next && !page.options[0] && search; pages++) {
+      if (request.source.search !== 'local') break;
+      page = await this.fetchPage({ ...request, cursor: page.next });
+    }
     this.kept.set(cacheKey, { page, until: this.now() + OPTIONS_TTL_MS });
     // The oldest go first: a Map keeps insertion order.
     for (const oldest of this.kept.keys()) {

@@ -12,6 +12,7 @@ import { ForgeModalDialog } from '../internal/dialog.js';
 import { DisconnectConfirm, disconnectConfirmStyles } from '../internal/disconnect-confirm.js';
 import { Localize } from '../internal/localize.js';
 import { themeStyles } from '../theme.js';
+import type { Choices } from './choices.js';
 import { configModalStyles } from './config-modal.styles.js';
 import { connectAccount, connectFailure } from './connect.js';
 import { openOAuthPopup } from './oauth-popup.js';
@@ -174,6 +175,9 @@ export class ForgeConfigModal extends ForgeModalDialog {
   /** Where focus goes after the next render; the views mark that element `autofocus`. */
   #focusNext?: FocusTarget | undefined;
 
+  /** The combobox of settings whose choices come from the user's app, once an open has one. */
+  #choices?: Choices;
+
   /** The step message last scrolled into view. */
   #messageShown?: string | undefined;
 
@@ -228,6 +232,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
     this.#disconnectTask.abort();
     this.#confirm.cancel();
     this.#saveTask.abort();
+    this.#choices?.reset();
     // What was typed (secrets among it) is not kept after a close; the next open reads anew.
     this.#view = emptyView();
   }
@@ -265,7 +270,13 @@ export class ForgeConfigModal extends ForgeModalDialog {
       const inHand = this.#connection.tokenInHand();
       const [fresh, early] = await Promise.all([this.#connection.freshToken(), inHand && read()]);
       const setup = early && fresh.userId === inHand?.userId ? early : await read();
-      return loadedFrom(setup, { workflowId, integration });
+      const loaded = loadedFrom(setup, { workflowId, integration });
+      // The combobox is a chunk of its own, fetched only by an open that shows one.
+      if (!this.#choices && loaded.workflows.some((parent) => settingFields(parent).some((f) => f.variable.source))) {
+        const { Choices } = await import('./choices.js');
+        this.#choices ??= new Choices(this);
+      }
+      return loaded;
     } catch (error) {
       if (!signal.aborted) {
         reportError(this, error, 'load-failed');
@@ -325,6 +336,20 @@ export class ForgeConfigModal extends ForgeModalDialog {
       this.#change({ values: new Map(this.#view.values).set(key, value), errors });
     },
     save: (event) => this.#handleSave(event),
+    options: ({ key, block, name }, query, signal) => {
+      const parentId = key.split('\n')[0]!;
+      const copy = this.#loadTask.value!.installed.get(parentId);
+      return this.#connection.client.getOptions(
+        copy?.workflowId ?? parentId,
+        { blockId: block, variable: name, ...query },
+        { signal },
+      );
+    },
+    reconnect: (integration) => {
+      // As the list's Reconnect does: the connect step treats the app as not connected.
+      this.#loadTask.value!.connected.delete(integration);
+      this.#change({ step: 'connect', message: undefined }, 'body');
+    },
     retryLoad: () => {
       this.#focusNext = 'body';
       void this.#loadTask.run();
@@ -367,6 +392,8 @@ export class ForgeConfigModal extends ForgeModalDialog {
       const loaded = this.#loadTask.value!;
       Object.assign(loaded, connectionsFrom(connected));
       const account = loaded.connections.get(name)?.account;
+      // Choices the app refused before are read again with the new connection.
+      this.#choices?.reset();
       emit(this, 'forge-connect', { integration: name, ...(account ? { account } : {}) });
       const values = new Map(this.#view.values);
       const reopened = new Set(this.#view.reopened);
@@ -533,6 +560,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
       on: this.#actions,
       // `a, b and c` in the element's locale (only the modal joins names, so the list's entry does not carry it).
       list: (items) => new Intl.ListFormat(this.#localize.locale, { type: 'conjunction' }).format(items),
+      choices: this.#choices,
     };
   }
 }

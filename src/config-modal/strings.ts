@@ -70,6 +70,17 @@ export interface ConfigModalStrings extends ProblemStrings, ConnectStrings, Disc
   nothingOn: string;
   nothingOnText: (integrationName: string) => string;
   done: string;
+  // A setting whose choices come from the user's own app (its combobox, choices.ts).
+  /** Shown and announced while the choices are read from the app. */
+  choicesLoading: string;
+  /** No choice has the words typed (or the app has none). */
+  noChoices: string;
+  /** The button under the choices when the app has more of them. */
+  loadMore: string;
+  choicesFailed: (appName: string) => string;
+  /** The app refused the user's connection (or has none): said above the Reconnect button. */
+  choicesRefused: (appName: string) => string;
+  reconnectApp: (appName: string) => string;
 }
 
 export const defaultConfigModalStrings: ConfigModalStrings = {
@@ -126,4 +137,10 @@ export const defaultConfigModalStrings: ConfigModalStrings = {
   nothingOn: 'Nothing is switched on',
   nothingOnText: (name) => `No workflow uses ${name} for you now. Switch one on here whenever you want.`,
   done: 'Done',
+  choicesLoading: 'Loading choices…',
+  noChoices: 'No choices match.',
+  loadMore: 'Load more',
+  choicesFailed: (app) => `The choices could not be read from ${app}.`,
+  choicesRefused: (app) => `${app} did not accept your connection. Connect it again to choose from it.`,
+  reconnectApp: (app) => `Reconnect ${app}`,
 };

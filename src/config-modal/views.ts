@@ -1,7 +1,8 @@
 import { html, nothing, type TemplateResult } from 'lit';
-import type { Integration } from '../api/types.js';
+import type { Integration, OptionsPage, OptionsQuery } from '../api/types.js';
 import type { HideReason } from '../events.js';
 import { plainWords, technicalDetails } from '../internal/problem.js';
+import type { Choices } from './choices.js';
 import { secretParameter } from './connect.js';
 import { type SettingField, settingFields, variableBlocks } from './settings.js';
 import {
@@ -52,6 +53,14 @@ export interface StepActions {
   toggleForm(name: string): void;
   submitParameters(event: SubmitEvent, integration: Integration): void;
   setValue(key: string, value: string): void;
+  /** A page of a setting's choices from the user's app. */
+  options(
+    field: SettingField,
+    query: Pick<OptionsQuery, 'search' | 'cursor'>,
+    signal: AbortSignal,
+  ): Promise<OptionsPage>;
+  /** The app of a setting's choices refused the connection: to the connect step, to connect it again. */
+  reconnect(integration: string): void;
   save(event: Event): void;
   retryLoad(): void;
 }
@@ -70,6 +79,8 @@ export interface StepContext {
   on: StepActions;
   /** `A, B and C` in the element's locale. */
   list: (items: string[]) => string;
+  /** The combobox of settings whose choices come from the app; loaded when the open has such a setting. */
+  choices: Choices | undefined;
 }
 
 /** The header's title, subtitle and icons: what is being set up, once it is known. */
@@ -417,7 +428,22 @@ function settingField(context: StepContext, id: string, f: SettingField): Templa
   const set = ({ target }: Event) => on.setValue(key, (target as HTMLInputElement).value);
   const a = controlAttributes(context, id, key, f.description);
   let control: TemplateResult;
-  if (variable.type === 'boolean') {
+  const source = variable.source?.integration;
+  if (source && context.choices) {
+    control = context.choices.render({
+      key,
+      id,
+      value,
+      required: !!variable.required,
+      ...a,
+      appName:
+        context.loaded.workflows.flatMap((w) => w.integrations).find((i) => i.name === source)?.displayName ?? source,
+      t: context.t,
+      read: (query, signal) => on.options(f, query, signal),
+      choose: (chosen) => on.setValue(key, chosen),
+      reconnect: () => on.reconnect(source),
+    });
+  } else if (variable.type === 'boolean') {
     control = html`<input
       part="switch"
       class="switch"
@@ -532,7 +558,7 @@ function fieldFrame(
 ): TemplateResult {
   const error = view.errors.get(key);
   return html`<div part="field" class="field${inline ? ' inline' : ''}">
-    <label part="label" for=${id}
+    <label part="label" id="${id}-label" for=${id}
       >${label}${required ? html`<span class="required muted" aria-hidden="true">(${t.requiredMark})</span>` : nothing}</label
     >
     ${control}

@@ -79,6 +79,20 @@ describe('GET /workflow/:workflowId/options', () => {
     assert.deepEqual(answer.body.options, [{ value: SLACK_CHANNELS[2]![0], label: 'sales' }]);
   });
 
+  test('a local search reads past the app’s pages without a match, and ends where none is left', async () => {
+    const { token } = await userWithSlack();
+    // Five channels a page: `marketing` is on the app's second.
+    const found = await options(token, parent.workflowId, { search: 'mark' });
+    assert.equal(found.status, 200, found.text);
+    assert.deepEqual(found.body.options, [{ value: SLACK_CHANNELS[5]![0], label: 'marketing' }]);
+    assert.equal(typeof found.body.next, 'string', 'the app has a third page');
+    const before = slackReads().length;
+    const none = await options(token, parent.workflowId, { search: 'no such channel' });
+    assert.equal(none.status, 200, none.text);
+    assert.deepEqual(none.body, { options: [] });
+    assert.equal(slackReads().length, before + 3, 'every page of the app was read, once');
+  });
+
   test('sends the user’s own credential to the app, and keeps a page briefly per user', async () => {
     const first = await userWithSlack('test-first');
     const second = await userWithSlack('test-second');
