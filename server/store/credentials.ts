@@ -1,4 +1,4 @@
-import type { Connection } from './connection.js';
+import { CompiledOnce, type Connection } from './connection.js';
 
 export interface ConnectionRow {
   /** Sealed (server/secrets.ts). */
@@ -17,6 +17,15 @@ export interface ConnectionSummary {
 
 /** The integration credentials each user has connected, each sealed (server/secrets.ts). */
 export class CredentialRepository {
+  // GET /setup reads it on every open of the modal (issue 29).
+  private readonly listQuery = new CompiledOnce((db) =>
+    db
+      .selectFrom('credentials')
+      .select(['integration', 'connected_at as connectedAt', 'status', 'account'])
+      .where('user_id', '=', '')
+      .orderBy('integration'),
+  );
+
   constructor(private readonly connection: Connection) {}
 
   /**
@@ -54,12 +63,7 @@ export class CredentialRepository {
 
   /** The user's connections without their secrets: when, whether the app still takes it, and its account label. */
   async list(userId: string): Promise<ConnectionSummary[]> {
-    const rows = await this.connection.db
-      .selectFrom('credentials')
-      .select(['integration', 'connected_at as connectedAt', 'status', 'account'])
-      .where('user_id', '=', userId)
-      .orderBy('integration')
-      .execute();
+    const rows = await this.listQuery.rows(this.connection.db, [userId]);
     return rows.map(({ account, ...row }) => (account ? { ...row, account } : row));
   }
 
