@@ -86,13 +86,6 @@ const RECENT_CONTACTS = [
   { email: 'alan@example.com', firstName: 'Alan', lastName: 'Turing' },
 ];
 
-/** The sandbox HubSpot account's deal pipelines; `default` is the id HubSpot gives the first. */
-export const DEAL_PIPELINES = [
-  { id: 'default', label: 'Sales pipeline' },
-  { id: 'renewals', label: 'Renewals' },
-  { id: 'partners', label: 'Partner deals' },
-];
-
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const requests: SandboxRequest[] = [];
   const sheetRows = new Map<string, number>();
@@ -162,8 +155,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       };
     },
     'GET /hubspot/contacts/recent': () => ({ status: 200, body: { contacts: RECENT_CONTACTS } }),
-    // HubSpot's deal pipelines, in the shape of its CRM API: what the deal workflow's setting offers (issue 26).
-    'GET /hubspot/pipelines/deals': () => ({ status: 200, body: { results: DEAL_PIPELINES } }),
     'POST /hubspot/tasks': ({ body }) => {
       const owner = typeof body.owner === 'string' ? body.owner : '';
       if (!/^[^\s@]+@[^\s@]+$/.test(owner)) {

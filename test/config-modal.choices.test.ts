@@ -178,18 +178,21 @@ describe('<forge-config-modal> choices from the user’s app', () => {
     expect(byRole(row, 'button', 'Reconnect')).to.exist;
   });
 
-  it('shows the label of a stored value once the app has named it: the demo’s HubSpot deal pipeline', async () => {
+  it('shows the demo’s HubSpot deal pipeline as a fixed select beside the Slack channel read from the app', async () => {
     const userId = await createUser();
     await connectAccounts(userId, ['hubspot', 'slack']);
     const el = await modalFixture({ userId, workflowId: HUBSPOT_TO_SLACK });
     await el.show();
     await untilRole(el, 'form', 'Settings');
-    const pipeline = () => byRole<HTMLInputElement>(shadow(el), 'combobox', 'Deal pipeline')!;
-    // The catalog's default is HubSpot's id for the first pipeline; the box says its name.
-    await until(el, () => pipeline().value === 'Sales pipeline', 'the pipeline’s name');
-    pipeline().focus();
-    await sendKeys({ press: 'ArrowDown' });
-    expect(optionsOf(el, pipeline())).to.deep.equal(['Sales pipeline', 'Renewals', 'Partner deals']);
+    const pipeline = byRole<HTMLSelectElement>(shadow(el), 'combobox', 'Deal pipeline')!;
+    expect(pipeline.localName).to.equal('select');
+    expect([...pipeline.selectedOptions].map((o) => o.textContent!.trim())).to.deep.equal(['Sales pipeline']);
+    expect([...pipeline.options].map((o) => o.textContent!.trim())).to.include.members([
+      'Sales pipeline',
+      'Renewals',
+      'Partner deals',
+    ]);
+    expect(byRole<HTMLInputElement>(shadow(el), 'combobox', 'Channel')!.localName).to.equal('input');
   });
 
   // One state per test: axe over a form this long takes WebKit about ten seconds.
