@@ -8,7 +8,15 @@ import { oauthReturnPage } from './dist/src/host/index.js';
 import { startService } from './server/dist/app.js';
 import { DEMO_CATALOG } from './server/dist/paths.js';
 import { startSandbox } from './server/dist/sandbox.js';
-import { consentInPopup, ENGINES, engineOf, launchers, pressChord, startWebKitDriver } from './test/engines.mjs';
+import {
+  closeOtherWindows,
+  consentInPopup,
+  ENGINES,
+  engineOf,
+  launchers,
+  pressChord,
+  startWebKitDriver,
+} from './test/engines.mjs';
 import { frameworkPlugin } from './test/frameworks/plugin.mjs';
 
 /**
@@ -188,6 +196,8 @@ const forgeCommands = {
         return authorizeWithoutBrowser(args.url);
       case 'consent':
         return consentInPopup(session, args.decision, args.detached);
+      case 'closeOtherWindows':
+        return closeOtherWindows(session);
       case 'coopUser': {
         const n = Math.random().toString(36).slice(2, 10);
         const { body } = await coopApi('/user', {

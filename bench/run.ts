@@ -18,6 +18,7 @@ import {
 import { benchInstancesOnPostgres, instancesRow } from './instances.js';
 import { backendRows, benchBackends, EXECUTIONS } from './logs.js';
 import { benchObservability, OBSERVABILITY_ROUNDS, observabilityRows } from './observability.js';
+import { benchOptions, OPTIONS_READS, optionsRow } from './options.js';
 import { type PeerSize, peerSizes } from './peers.js';
 import { newApiKey } from './service.js';
 import { buildFloor, cdnBundlePath, cdnSizes, sizesOf } from './size.js';
@@ -150,6 +151,8 @@ try {
     `Service throughput: the floor (a bare Fastify route), ${FLOOR_READS.length} reads of the service for ${THROUGHPUT_SECONDS} s each, the floor again, ${INSTALLS.toLocaleString('en')} installs; ${THROUGHPUT_CONNECTIONS} connections`,
   );
   const throughput = await benchThroughput(workDir, apiKey);
+  step(`Options: ${OPTIONS_READS.toLocaleString('en')} reads of a setting's choices from an app that answers at once`);
+  const options = await benchOptions(workDir, apiKey);
   step(
     `Metrics and logging: GET /workflow with them and without (FORGE_METRICS=off FORGE_LOG=off), ${OBSERVABILITY_ROUNDS} turns each`,
   );
@@ -192,6 +195,7 @@ try {
         [`${key}ToFloor`, round2(floorRatio(throughput, key))],
       ]),
     ),
+    optionsReadP95Ms: options.p95Ms,
     installRps: throughput.install.rps,
     installP99Ms: throughput.install.p99Ms,
     observabilityCost: round2(observability.cost),
@@ -284,6 +288,7 @@ try {
     ...backendRows(backends),
     instancesRow(instances),
     ...throughputRows(throughput),
+    optionsRow(options),
     ...observabilityRows(observability),
   ];
   console.log(`\n${table(rows)}\n`);

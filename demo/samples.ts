@@ -67,13 +67,36 @@ export const SAMPLE_EVENTS: Record<string, SampleEvents> = {
   '64b1d6aac655b8a937b7db20': {
     noun: 'a HubSpot deal update',
     samples: [
-      () => ({ dealId: 9481726350, dealname: 'Acme Corp renewal', stage: 'closedwon', amount: 18000 }),
-      () => ({ dealId: 9481726377, dealname: 'Globex expansion', stage: 'closedwon', amount: 42500 }),
+      () => ({
+        dealId: 9481726350,
+        dealname: 'Acme Corp renewal',
+        stage: 'closedwon',
+        pipeline: 'default',
+        amount: 18000,
+      }),
+      () => ({
+        dealId: 9481726377,
+        dealname: 'Globex expansion',
+        stage: 'closedwon',
+        pipeline: 'default',
+        amount: 42500,
+      }),
       // Not won: the condition stops the run.
-      () => ({ dealId: 9481726391, dealname: 'Initech pilot', stage: 'contractsent', amount: 6500 }),
+      () => ({
+        dealId: 9481726391,
+        dealname: 'Initech pilot',
+        stage: 'contractsent',
+        pipeline: 'default',
+        amount: 6500,
+      }),
     ],
     failing: {
-      payload: () => ({ dealId: 9481726402, dealname: 'Umbrella Co. upgrade', stage: 'closedwon' }),
+      payload: () => ({
+        dealId: 9481726402,
+        dealname: 'Umbrella Co. upgrade',
+        stage: 'closedwon',
+        pipeline: 'default',
+      }),
       why: 'without an amount',
     },
   },

@@ -3,9 +3,10 @@
 //   node scripts/screenshots.mjs
 //     the README's pictures of the list's run health (docs/img/health-*.png), in Chromium
 //     (then, to keep the repository small: pngquant --ext .png --force docs/img/health-*.png)
-//   node scripts/screenshots.mjs --views <dir> [--engines chromium,firefox,webkit]
+//   node scripts/screenshots.mjs --views <dir> [--engines chromium,firefox,webkit] [--only apps,confirm]
 //     every view (the list, its Runs view, the integration list and its disconnect confirmation,
-//     each step of the modal) in light, dark and at 360 px, in
+//     each step of the modal; --only: those named) in light and dark at 1280 px, light at 768 px,
+//     and light and dark at 360 px, in
 //     each engine, on a page served with a strict Content-Security-Policy, and one contact sheet
 //     per view (<dir>/sheet-<view>.png) that puts the engines and themes side by side
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -30,6 +31,7 @@ const options = parseArgs({
   options: {
     views: { type: 'string' },
     engines: { type: 'string', default: 'chromium,firefox,webkit' },
+    only: { type: 'string' },
     // Only the contact sheets, from the pictures already in --views.
     'sheets-only': { type: 'boolean' },
   },
@@ -121,14 +123,17 @@ if (view === 'list' || view === 'runs') {
 await new Promise((resolve) => setTimeout(resolve, 400));
 document.documentElement.dataset.ready = 'true';
 `;
-const VIEWS = ['list', 'runs', 'apps', 'confirm', 'connect', 'settings', 'done', 'choose', 'nothing'];
+const ALL_VIEWS = ['list', 'runs', 'apps', 'confirm', 'connect', 'settings', 'done', 'choose', 'nothing'];
+const VIEWS = options.only ? options.only.split(',').filter((view) => ALL_VIEWS.includes(view)) : ALL_VIEWS;
 const VARIANTS = [
   { theme: 'light', width: 1280 },
   { theme: 'dark', width: 1280 },
+  // A tablet, or a desktop window half the screen wide: grids have fewer columns than at 1280.
+  { theme: 'light', width: 768 },
   { theme: 'light', width: 360 },
   { theme: 'dark', width: 360 },
 ];
-const variantName = ({ theme, width }) => `${theme}${width === 360 ? '-360' : ''}`;
+const variantName = ({ theme, width }) => `${theme}${width === 1280 ? '' : `-${width}`}`;
 
 const sandbox = await startSandbox({ port: 0 });
 const host = createServer();
@@ -234,7 +239,7 @@ function sheet(view) {
     .join('');
   return `<!doctype html><html><head><style>
     body { margin: 0; padding: 8px; background: #888; font: 20px system-ui; }
-    .grid { display: grid; grid-template-columns: 90px 1fr 1fr 300px 300px; gap: 8px; align-items: start; }
+    .grid { display: grid; grid-template-columns: 90px 1fr 1fr 0.6fr 300px 300px; gap: 8px; align-items: start; }
     img { width: 100%; border: 1px solid #444; }
     .head, .engine { color: #fff; }
   </style><script type="module">

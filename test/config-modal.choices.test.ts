@@ -10,16 +10,19 @@ import { expect, fixture, html } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
+  connectAccounts,
   fadedIn,
   fill,
+  HUBSPOT_TO_SLACK,
   integrationRow,
+  modalFixture,
   requestsDuring,
   shadow,
   untilButton,
   untilRole,
   visibleText,
 } from './support/config-modal.js';
-import { serviceInfo, TYPED_WORKFLOW, typedHostApi, typedUser } from './support/forge.js';
+import { createUser, serviceInfo, TYPED_WORKFLOW, typedHostApi, typedUser } from './support/forge.js';
 import { accessibleName, allByRole, byRole, Harness } from './support/harness.js';
 
 const TYPED_BLOCK = '3f2b8e4c-5a1d-4c7e-9b6a-0d4e8f1a2b3c';
@@ -44,8 +47,10 @@ const combobox = (el: ForgeConfigModal) => {
   return box;
 };
 const listbox = (el: ForgeConfigModal) => shadow(el).getElementById(combobox(el).getAttribute('aria-controls')!)!;
-const optionLabels = (el: ForgeConfigModal) =>
-  allByRole(listbox(el), 'option').map((option) => option.textContent!.trim());
+/** The options of a combobox's list, by their text. */
+const optionsOf = (el: ForgeConfigModal, box: HTMLElement) =>
+  allByRole(shadow(el).getElementById(box.getAttribute('aria-controls')!)!, 'option').map((o) => o.textContent!.trim());
+const optionLabels = (el: ForgeConfigModal) => optionsOf(el, combobox(el));
 /** The option `aria-activedescendant` points at, by its text. */
 const activeOption = (el: ForgeConfigModal) => {
   const id = combobox(el).getAttribute('aria-activedescendant');
@@ -171,6 +176,23 @@ describe('<forge-config-modal> choices from the user’s app', () => {
     const row = integrationRow(el, 'Slack');
     expect(row.textContent).to.include('Needs reconnecting');
     expect(byRole(row, 'button', 'Reconnect')).to.exist;
+  });
+
+  it('shows the demo’s HubSpot deal pipeline as a fixed select beside the Slack channel read from the app', async () => {
+    const userId = await createUser();
+    await connectAccounts(userId, ['hubspot', 'slack']);
+    const el = await modalFixture({ userId, workflowId: HUBSPOT_TO_SLACK });
+    await el.show();
+    await untilRole(el, 'form', 'Settings');
+    const pipeline = byRole<HTMLSelectElement>(shadow(el), 'combobox', 'Deal pipeline')!;
+    expect(pipeline.localName).to.equal('select');
+    expect([...pipeline.selectedOptions].map((o) => o.textContent!.trim())).to.deep.equal(['Sales pipeline']);
+    expect([...pipeline.options].map((o) => o.textContent!.trim())).to.include.members([
+      'Sales pipeline',
+      'Renewals',
+      'Partner deals',
+    ]);
+    expect(byRole<HTMLInputElement>(shadow(el), 'combobox', 'Channel')!.localName).to.equal('input');
   });
 
   // One state per test: axe over a form this long takes WebKit about ten seconds.

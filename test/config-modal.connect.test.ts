@@ -88,7 +88,8 @@ describe('<forge-config-modal> connect step', () => {
     const { el, events } = await openConnectStep();
     rowButton(el, 'HubSpot').click();
     await waitUntil(() => visibleText(el).includes('Finish connecting in the HubSpot window'));
-    expect(rowButton(el, 'HubSpot').getAttribute('aria-disabled')).to.equal('true');
+    // While the window is open, the row's button cancels the wait.
+    expect(rowButton(el, 'HubSpot').textContent!.trim()).to.equal('Cancel');
     await consentInPopup('close');
     await untilRole(el, 'alert');
     expect(visibleText(el)).to.include(
@@ -204,6 +205,21 @@ describe('<forge-config-modal> connect step', () => {
     await untilPart(el, 'integration');
     expect(visibleText(el)).not.to.include('Finish connecting');
   });
+
+  it('Cancel while the sign-in window is open stops waiting for it and says so', async () => {
+    const { el, events } = await openConnectStep();
+    rowButton(el, 'Slack').click();
+    await consentInPopup('find');
+    await waitUntil(() => rowButton(el, 'Slack').textContent!.trim() === 'Cancel', 'Connect has become Cancel');
+    rowButton(el, 'Slack').click();
+    const note = await untilRole(el, 'alert');
+    expect(note.textContent).to.include('Connecting Slack was canceled. If its window is still open, close it.');
+    expect(rowButton(el, 'Slack').textContent!.trim()).to.equal('Connect');
+    expect(visibleText(el)).not.to.include('Finish connecting');
+    // A user's choice, not a failure.
+    expect(errorsOf(events)).to.deep.equal([]);
+    await expectAccessible(el);
+  });
 });
 
 /** What an element says, its spaces made single. */
@@ -250,6 +266,7 @@ describe('<forge-config-modal> connect step: which account, whether it works, di
     expect(events.filter((e) => e.type === 'forge-connect').map((e) => e.detail)).to.deep.equal([
       { integration: 'hubspot' },
     ]);
+    await expectAccessible(el);
   });
 
   it('Disconnect asks first, naming the workflows it switches off; Escape keeps the connection, Disconnect ends it', async () => {
@@ -303,6 +320,7 @@ describe('<forge-config-modal> connect step: which account, whether it works, di
     expect(errorsOf(events)).to.deep.equal([]);
     // Its copy is switched off now: the subtitle says so, and Continue waits for Slack again.
     expect(visibleText(el)).to.include('it is switched off');
+    await expectAccessible(el);
   });
 
   it('a disconnect that fails leaves the connection as it was and says why; one the app could not be told of says so', async () => {
@@ -336,5 +354,6 @@ describe('<forge-config-modal> connect step: which account, whether it works, di
     expect(byRole(row(el, 'Slack'), 'alert')!.textContent).to.include(
       'Slack is disconnected here, but Slack could not be told to end the access.',
     );
+    await expectAccessible(el);
   });
 });

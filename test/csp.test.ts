@@ -281,4 +281,48 @@ describe('strict Content-Security-Policy', function () {
     await ui(modal).until(() => byPart(root(modal), 'switch'), 'the choose step');
     await modal.hide();
   });
+
+  it('<forge-integration-list>: "Connected as", "Needs reconnecting", the category filter, waiting for a sign-in window and its Cancel, after a disconnect, empty', async () => {
+    const userId = await createUser();
+    await connectIntegrations(userId, ['slack'], { account: 'Acme HQ' });
+    await connectIntegrations(userId, ['hubspot'], { broken: true });
+    const grid = create<ForgeIntegrationList>('forge-integration-list', {
+      'api-base': apiBase,
+      'token-url': tokenUrl(userId),
+      'filter-threshold': '0',
+    });
+    await page.customElements.whenDefined('forge-integration-list');
+    const cardOf = (name: string) =>
+      allByPart(root(grid), 'app').find((card) => byPart(card, 'name')!.textContent === name)!;
+    await ui(grid).until(() => byPart(root(grid), 'grid'), 'the apps');
+    const stateOf = (name: string) => byPart(cardOf(name), 'state')!.textContent!;
+    expect(stateOf('Slack')).to.include('Connected as Acme HQ');
+    expect(stateOf('HubSpot')).to.include('Needs reconnecting');
+
+    const category = byPart<HTMLSelectElement>(root(grid), 'category')!;
+    category.value = 'Chat';
+    category.dispatchEvent(new page.Event('change'));
+    await ui(grid).until(() => allByPart(root(grid), 'app').length === 1, 'the Chat apps');
+    category.value = '';
+    category.dispatchEvent(new page.Event('change'));
+    await ui(grid).until(() => allByPart(root(grid), 'app').length > 1, 'every app');
+
+    // The sign-in window opens; Cancel stops waiting for it (and closes it) and says so.
+    await click(grid, 'Reconnect HubSpot');
+    await ui(grid).until(() => byPart(cardOf('HubSpot'), 'cancel-button'), 'waiting for the window');
+    byPart<HTMLElement>(cardOf('HubSpot'), 'cancel-button')!.click();
+    await ui(grid).until(() => byPart(cardOf('HubSpot'), 'app-error'), 'the canceled note');
+
+    await click(grid, 'Disconnect Slack');
+    const confirm = await ui(grid).until(() => byPart<HTMLDialogElement>(root(grid), 'confirm'), 'the confirmation');
+    byRole<HTMLElement>(confirm, 'button', 'Disconnect')!.click();
+    await ui(grid).until(() => stateOf('Slack').includes('Not connected'), 'Slack disconnected');
+
+    const empty = create<ForgeIntegrationList>('forge-integration-list', {
+      'api-base': apiBase,
+      'token-url': tokenUrl(userId),
+      integration: 'no-such-app',
+    });
+    await ui(empty).until(() => byPart(root(empty), 'empty'), 'the empty state');
+  });
 });

@@ -172,7 +172,8 @@ const isConsentPage = (url) => url.includes('/local-oauth/');
 /**
  * Finds the OAuth popup the test page opened (a real window, on the service's origin, so the
  * page itself cannot reach into it) and presses Allow or Deny on the local consent page, or
- * closes the window. Answers the popup's URL, for checks on what it carries.
+ * closes the window, or (`find`) only waits until the consent page is there. Answers the popup's
+ * URL, for checks on what it carries.
  */
 export async function consentInPopup(session, decision, detached = false) {
   if (session.browser.type === 'webdriver') return consentInWebDriverPopup(session.browser.driver, decision);
@@ -186,6 +187,7 @@ export async function consentInPopup(session, decision, detached = false) {
     .waitForTarget((t) => (!opener || t.opener() === opener) && isConsentPage(t.url()), { timeout: 10_000 });
   const popup = await target.page();
   const url = popup.url();
+  if (decision === 'find') return url;
   if (decision === 'close') {
     await popup.close();
     return url;
@@ -217,6 +219,7 @@ async function consentInWebDriverPopup(driver, decision) {
     { timeout: 10_000, interval: 100, timeoutMsg: 'the test page opened no OAuth consent window' },
   );
   try {
+    if (decision === 'find') return url;
     if (decision === 'close') {
       await driver.closeWindow();
     } else {
@@ -229,4 +232,31 @@ async function consentInWebDriverPopup(driver, decision) {
     await driver.switchToWindow(main);
   }
   return url;
+}
+
+/**
+ * Closes every window of the test page's browser but the test pages themselves, and gives the
+ * focus back to this one: a sign-in window its consent page cut from its opener
+ * (Cross-Origin-Opener-Policy) is one no script of the page can close, and in Firefox a window
+ * left open keeps the focus that later tests' key presses need.
+ */
+export async function closeOtherWindows(session) {
+  if (session.browser.type === 'webdriver') {
+    const { driver } = session.browser;
+    const main = await driver.getWindowHandle();
+    for (const handle of await driver.getWindowHandles()) {
+      if (handle === main) continue;
+      await driver.switchToWindow(handle);
+      await driver.closeWindow();
+    }
+    await driver.switchToWindow(main);
+    return true;
+  }
+  const page = session.browser.getPage(session.id);
+  for (const other of await page.browser().pages()) {
+    // A window may close itself meanwhile (the return page does, where the browser lets it).
+    if (other !== page && !other.url().includes('wtr-session-id')) await other.close().catch(() => undefined);
+  }
+  await page.bringToFront();
+  return true;
 }

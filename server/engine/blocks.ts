@@ -76,6 +76,8 @@ const RUNNERS: Record<string, BlockRunner> = {
     output: {
       scheduledAt: trigger.kind === 'schedule' ? trigger.at.toISOString() : null,
       cron: block.parameters.cron ?? null,
+      // Saturday or Sunday in UTC, the schedules' time zone: what a "weekends too" setting tests.
+      weekend: trigger.kind === 'schedule' ? trigger.at.getUTCDay() % 6 === 0 : null,
     },
   }),
   variables: ({ block, values }) => ({

@@ -312,9 +312,17 @@ export class ForgeConfigModal extends ForgeModalDialog {
       if (!this.#busy()) void this.#disconnectTask.run([integration]);
     },
     connectOAuth: (integration) => {
+      const { name, displayName } = integration;
+      if (this.#connectTask.status === PENDING && this.#view.connecting === name) {
+        // Cancel, while its sign-in window is open: a window its consent page cut from this page
+        // reads closed while it is still open, so only the user can end the wait before the timeout.
+        this.#connectTask.abort();
+        this.#change({ rowNote: [name, this.#text.oauthCanceled(displayName)] });
+        return;
+      }
       if (this.#busy()) return;
       // Before any await: a popup opened later would be blocked.
-      void this.#connectTask.run([integration, undefined, openOAuthPopup(integration.name)]);
+      void this.#connectTask.run([integration, undefined, openOAuthPopup(name)]);
     },
     toggleForm: (name) => {
       const reopened = new Set(this.#view.reopened);
@@ -374,7 +382,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
     const { name, displayName } = integration;
     const errors = new Map(this.#view.errors);
     errors.delete(name);
-    this.#change({ connecting: name, errors, disconnectNote: undefined });
+    this.#change({ connecting: name, errors, rowNote: undefined });
     try {
       const connected = await connectAccount(
         this.#connection.client,
@@ -427,7 +435,7 @@ export class ForgeConfigModal extends ForgeModalDialog {
    * open shows). The app is asked to end the access; when it could not be, the row says so.
    */
   async #disconnect({ name, displayName }: Integration, signal: AbortSignal): Promise<void> {
-    this.#change({ connecting: name, disconnectNote: undefined });
+    this.#change({ connecting: name, rowNote: undefined });
     const t = this.#text;
     const loaded = this.#loadTask.value!;
     const client = this.#connection.client;
@@ -437,11 +445,11 @@ export class ForgeConfigModal extends ForgeModalDialog {
       const names = uses.workflows.filter((parent) => on.has(parent.workflowId)).map((parent) => parent.name);
       if (!(await this.#confirm.ask(displayName, names)) || signal.aborted) return;
       let switchedOff: string[] = [];
-      let disconnectNote: View['disconnectNote'];
+      let rowNote: View['rowNote'];
       try {
         const done = await client.disconnect(name, { signal });
         switchedOff = done.switchedOff;
-        if (done.revocation === 'failed') disconnectNote = [name, t.disconnectNotRevoked(displayName)];
+        if (done.revocation === 'failed') rowNote = [name, t.disconnectNotRevoked(displayName)];
       } catch (error) {
         // Disconnected meanwhile (another tab, the host): it is as the user wanted.
         if ((error as ForgeApiError).status !== 404) throw error;
@@ -454,12 +462,12 @@ export class ForgeConfigModal extends ForgeModalDialog {
         // The integration view's switches show what the service now holds.
         if (loaded.integration) selected.delete(parentId);
       }
-      this.#change({ selected, disconnectNote }, 'body');
+      this.#change({ selected, rowNote }, 'body');
       emit(this, 'forge-disconnect', { integration: name, switchedOff });
     } catch (error) {
       if (signal.aborted) throw error;
       const reason = reportError(this, error, 'disconnect-failed', (words) => t.disconnectFailed(displayName, words));
-      this.#change({ disconnectNote: [name, reason] });
+      this.#change({ rowNote: [name, reason] });
       throw error;
     }
   }

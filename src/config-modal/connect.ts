@@ -79,6 +79,8 @@ export interface ConnectStrings {
   oauthClosed: (integrationName: string) => string;
   oauthTimeout: (integrationName: string) => string;
   oauthDenied: (integrationName: string) => string;
+  /** The user pressed Cancel while the sign-in window was open (it may be one this page cannot close). */
+  oauthCanceled: (integrationName: string) => string;
   connectFailed: (integrationName: string, reason: string) => string;
 }
 
@@ -99,6 +101,7 @@ export const defaultConnectStrings: ConnectStrings = {
     `The ${name} window closed, or lost its link to this page, before the connection finished. If it is still open, close it, then try again.`,
   oauthTimeout: (name) => `Connecting ${name} took too long and was stopped. Try again.`,
   oauthDenied: (name) => `${name} access was not allowed, so it is not connected. Try again and choose Allow.`,
+  oauthCanceled: (name) => `Connecting ${name} was canceled. If its window is still open, close it.`,
   connectFailed: (name, reason) => `${name} could not be connected. ${reason}`,
 };
 

@@ -59,8 +59,11 @@ export interface View {
   reopened: Set<string>;
   /** The integration the latest connect or disconnect run is for. */
   connecting?: string | undefined;
-  /** What the latest disconnect has to say, in its integration's row: `[name, text]` (it failed, or the app was not told). */
-  disconnectNote?: [string, string] | undefined;
+  /**
+   * A note in one integration's row, `[name, text]`: the latest disconnect failed or the app was
+   * not told of it, or the user canceled a connect while its sign-in window was open.
+   */
+  rowNote?: [string, string] | undefined;
 }
 
 /** Nothing typed, nothing chosen: where every open starts, and what a close leaves (no secrets kept). */

@@ -47,6 +47,7 @@ export interface StepActions {
   goTo(step: Step): void;
   select(parentId: string, on: boolean): void;
   continueFromConnect(): void;
+  /** Opens the integration's sign-in window, or while it is open, stops waiting for it (Cancel). */
   connectOAuth(integration: Integration): void;
   disconnect(integration: Integration): void;
   toggleForm(name: string): void;
@@ -279,14 +280,14 @@ function integrationRow(context: StepContext, integration: Integration, id: stri
   const formOpen = parameters[0] && (!connected || view.reopened.has(name));
   let action: unknown = nothing;
   if (!parameters[0]) {
+    // While its sign-in window is open the button cancels the wait (connectOAuth knows).
     action = html`<button
       class="button ${connected ? '' : 'tonal'}"
       aria-describedby="${id}-name ${id}-status"
-      aria-disabled=${busy}
       ?autofocus=${focus.at('body')}
       @click=${() => on.connectOAuth(integration)}
     >
-      ${busy ? spinner : nothing} ${failure ? t.retry : connection ? t.reconnect : t.connect}
+      ${busy ? t.cancel : failure ? t.retry : connection ? t.reconnect : t.connect}
     </button>`;
   } else if (connected) {
     action = html`<button
@@ -356,8 +357,8 @@ function integrationRow(context: StepContext, integration: Integration, id: stri
     }
     ${failure ? html`<p class="row-error danger" role="alert">${alertGlyph}<span>${failure}</span></p>` : nothing}
     ${
-      view.disconnectNote?.[0] === name
-        ? html`<p class="row-error danger" role="alert">${alertGlyph}<span>${view.disconnectNote[1]}</span></p>`
+      view.rowNote?.[0] === name
+        ? html`<p class="row-error danger" role="alert">${alertGlyph}<span>${view.rowNote[1]}</span></p>`
         : nothing
     }
   </li>`;

@@ -9,6 +9,8 @@ import type { IntegrationListStrings } from './strings.js';
 /** What the user can do on a card; the element answers each. */
 export interface CardActions {
   connect(app: IntegrationSummary): void;
+  /** Stops waiting for the app's sign-in window. */
+  cancelConnect(app: IntegrationSummary): void;
   disconnect(app: IntegrationSummary): void;
   closeForm(): void;
   submitParameters(event: SubmitEvent, app: IntegrationSummary): void;
@@ -51,15 +53,16 @@ export function cardView(c: CardContext, app: IntegrationSummary, n: number) {
   const named = ` ${displayName}`;
   let actions: unknown = nothing;
   if (needsAccount(app) && !formOpen) {
-    const connectLabel = connection ? t.reconnect : t.connect;
+    // While the app's sign-in window is open, its Connect button is Cancel.
+    const waiting = busy && oauth;
     actions = html`<button
         type="button"
         class="button ${connection?.status === 'broken' || !connection ? 'tonal' : ''}"
-        part="button ${connection ? 'reconnect' : 'connect'}-button"
-        aria-disabled=${!!c.busy}
-        @click=${() => c.busy || on.connect(app)}
+        part="button ${waiting ? 'cancel' : connection ? 'reconnect' : 'connect'}-button"
+        aria-disabled=${!!c.busy && !waiting}
+        @click=${() => (waiting ? on.cancelConnect(app) : c.busy || on.connect(app))}
       >
-        ${connectLabel}<span class="visually-hidden">${named}</span>
+        ${waiting ? t.cancel : connection ? t.reconnect : t.connect}<span class="visually-hidden">${named}</span>
       </button>
       ${
         connection

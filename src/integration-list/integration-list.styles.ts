@@ -20,7 +20,7 @@ export const integrationListStyles = css`
   }
   .grid {
     display: grid;
-    grid-template-columns: repeat(auto-fill, minmax(min(100%, var(--forge-app-min-width, 15rem)), 1fr));
+    grid-template-columns: repeat(auto-fill, minmax(min(100%, var(--forge-app-min-width, 16rem)), 1fr));
     gap: calc(var(--_space) * 0.75);
     margin: 0;
     padding: 0;
@@ -64,9 +64,15 @@ export const integrationListStyles = css`
     text-overflow: ellipsis;
     white-space: nowrap;
   }
+  /*
+   * The account's two buttons side by side, "Workflows (n on)" on a line of its own below them:
+   * the same at every width (a wrapping row put each button on a line of its own in a narrow card,
+   * and mixed one-line and two-line cards in a row of the grid).
+   */
   .app-actions {
-    display: flex;
-    flex-wrap: wrap;
+    display: grid;
+    grid-template-columns: repeat(2, minmax(0, max-content));
+    justify-items: start;
     gap: 0.5rem;
     margin-top: auto;
     padding-top: 0.25rem;
@@ -74,6 +80,11 @@ export const integrationListStyles = css`
   .app-actions .button {
     min-height: 2.25rem;
     padding-inline: 0.75rem;
+    /* Only a card narrower than its two buttons wraps their words. */
+    white-space: normal;
+  }
+  [part~='workflows-button'] {
+    grid-column: 1 / -1;
   }
   .parameters {
     display: grid;

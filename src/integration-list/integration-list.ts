@@ -39,9 +39,11 @@ import { defaultIntegrationListStrings, type IntegrationListStrings } from './st
  * "Not connected", "Connected as <account>" (the provider's label, when it gave one) or "Needs
  * reconnecting".
  *
- * Connect runs the same flow as `<forge-config-modal>`'s connect step: the OAuth sign-in window,
- * or a form for the app's required parameters. Disconnect asks first, in a dialog that names the
- * user's workflows it switches off, then tells the service (`DELETE /credentials/:integration`).
+ * Connect runs the same flow as `<forge-config-modal>`'s connect step: the OAuth sign-in window
+ * (finished through the host's return page named by `oauth-return-url` when the app's consent
+ * page cuts the window from this page; Cancel stops the wait), or a form for the app's required
+ * parameters. Disconnect asks first, in a dialog that names the user's workflows it switches
+ * off, then tells the service (`DELETE /credentials/:integration`).
  * "Workflows (n on)" opens `<forge-config-modal integration="…">` with the app's workflows; the
  * grid reads the user's workflows and connections again when it closes.
  *
@@ -71,7 +73,8 @@ import { defaultIntegrationListStrings, type IntegrationListStrings } from './st
  * @csspart state - The user's state with the app; also `state-ok`, `state-failed` (needs reconnecting) or `state-waiting` (not connected).
  * @csspart app-error - Why the app's last action failed.
  * @csspart parameters - The form of an app's required parameters.
- * @csspart button - Every button of a card; also `connect-button`, `reconnect-button`, `disconnect-button` or `workflows-button`.
+ * @csspart button - Every button of a card; also `connect-button`, `reconnect-button`, `cancel-button` (in Connect's place
+ *   while the app's sign-in window is open), `disconnect-button` or `workflows-button`.
  * @csspart confirm - The dialog that confirms a disconnect.
  * @csspart modal - The `<forge-config-modal>` the grid opens. Its main parts are exported as
  *   `modal-dialog`, `modal-panel`, `modal-header`, `modal-title`, `modal-body` and `modal-footer`.
@@ -79,7 +82,7 @@ import { defaultIntegrationListStrings, type IntegrationListStrings } from './st
  * @csspart empty - Shown when no app is on offer.
  * @csspart error - Shown when loading failed, with `retry-button`.
  *
- * @cssproperty [--forge-app-min-width=15rem] - The narrowest a card gets before the grid has one column fewer.
+ * @cssproperty [--forge-app-min-width=16rem] - The narrowest a card gets before the grid has one column fewer.
  * @cssproperty --forge-font-family - Font of all text.
  * @cssproperty [--forge-font-size=0.9375rem] - Base font size.
  * @cssproperty [--forge-radius=0.625rem] - Corner radius of the cards and buttons.
@@ -104,6 +107,7 @@ export class ForgeIntegrationList extends ForgeElement {
     integration: {},
     filterThreshold: { attribute: 'filter-threshold', type: Number },
     oauthTimeout: { attribute: 'oauth-timeout', type: Number },
+    oauthReturnUrl: { attribute: 'oauth-return-url' },
     theme: { reflect: true },
     strings: { attribute: false },
   };
@@ -116,6 +120,12 @@ export class ForgeIntegrationList extends ForgeElement {
 
   /** How long to wait for an app's sign-in window before giving up, in milliseconds. */
   oauthTimeout = 3 * 60_000;
+
+  /**
+   * The address of the OAuth return page on this page's own origin (`oauthReturnPage` from
+   * `forge-embed/host`), as on `<forge-config-modal>`, which the grid passes it to.
+   */
+  oauthReturnUrl = '';
 
   /** Pins the color scheme; by default it follows the user's `prefers-color-scheme`. */
   theme?: 'light' | 'dark';
@@ -139,6 +149,8 @@ export class ForgeIntegrationList extends ForgeElement {
   #view: AppsView = emptyAppsView();
   /** A selector of what takes focus after the next render (a card's button, a form's field). */
   #focusNext?: string | undefined;
+  /** Ends the wait for the sign-in window of the connect under way (Cancel). */
+  #stopConnect?: AbortController;
 
   #loadTask = new Task(this, {
     args: () => [this.apiBase, this.tokenUrl, this.tokenProvider, this.integration] as const,
@@ -203,6 +215,12 @@ export class ForgeIntegrationList extends ForgeElement {
       // Before any await: a window opened later would be blocked.
       void this.#connect(app, undefined, openOAuthPopup(app.name));
     },
+    cancelConnect: ({ name, displayName }) => {
+      // A window its consent page cut from this page reads closed while it is still open, so only
+      // the user can end the wait before the timeout.
+      this.#stopConnect?.abort();
+      this.#change({ busy: '', appErrors: this.#appError(name, this.#text.oauthCanceled(displayName)) });
+    },
     disconnect: (app) => void this.#disconnect(app),
     closeForm: () => {
       const name = this.#view.formFor;
@@ -231,13 +249,14 @@ export class ForgeIntegrationList extends ForgeElement {
 
   async #connect(app: IntegrationSummary, parameters: Record<string, string> | undefined, popup: Window | null) {
     const { name, displayName } = app;
-    const { signal } = this.#connection;
+    this.#stopConnect = new AbortController();
+    const signal = AbortSignal.any([this.#connection.signal, this.#stopConnect.signal]);
     this.#change({ busy: name, appErrors: this.#appError(name), fieldErrors: new Map() });
     try {
       const list = await connectAccount(
         this.#connection.client,
         { integration: app, parameters, popup },
-        { oauthTimeout: this.oauthTimeout, signal },
+        { oauthTimeout: this.oauthTimeout, oauthReturnUrl: this.oauthReturnUrl, signal },
       );
       if (signal.aborted) return;
       const connections = connectionsFrom(list);
@@ -434,6 +453,7 @@ export class ForgeIntegrationList extends ForgeElement {
               integration=${modalFor}
               theme=${this.theme ?? nothing}
               oauth-timeout=${this.oauthTimeout}
+              oauth-return-url=${this.oauthReturnUrl}
               @forge-after-hide=${this.#reread}
             ></forge-config-modal>`
           : nothing

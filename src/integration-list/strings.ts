@@ -1,7 +1,8 @@
 import { type ConnectStrings, defaultConnectStrings } from '../config-modal/connect.js';
 import { type DisconnectStrings, defaultDisconnectStrings } from '../internal/disconnect-confirm.js';
 import type { Plural } from '../internal/plural.js';
-import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
+import { defaultProblemStrings } from '../internal/problem.js';
+import type { MessageStrings } from '../workflow-list/messages.js';
 
 /**
  * Every text `<forge-integration-list>` shows or announces. Register translations for a locale
@@ -10,17 +11,7 @@ import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.
  * name, a number or a reason are functions, so a translation can put them where its grammar
  * wants them.
  */
-export interface IntegrationListStrings extends ProblemStrings, ConnectStrings, DisconnectStrings {
-  /** Accessible name of the grid of apps. */
-  listLabel: string;
-  /** Announced while the apps load. */
-  loading: string;
-  /** Heading when no workflow on offer uses an app (for the `integration` filter, if one is set). */
-  empty: string;
-  emptyHint: string;
-  /** Heading when the apps could not be loaded; the reason follows it. */
-  loadFailed: string;
-  retry: string;
+export interface IntegrationListStrings extends MessageStrings, ConnectStrings, DisconnectStrings {
   /** Label of the search box shown for many apps. */
   searchLabel: string;
   /** Label of the category filter, and its choice that shows every category. */

@@ -21,6 +21,7 @@ export type ConfigModalProperties = Partial<
     | 'theme'
     | 'strings'
     | 'oauthTimeout'
+    | 'oauthReturnUrl'
   >
 >;
 
@@ -42,6 +43,14 @@ export type WorkflowListProperties = Partial<
 export type IntegrationListProperties = Partial<
   Pick<
     ForgeIntegrationList,
-    'apiBase' | 'tokenUrl' | 'tokenProvider' | 'integration' | 'theme' | 'strings' | 'filterThreshold' | 'oauthTimeout'
+    | 'apiBase'
+    | 'tokenUrl'
+    | 'tokenProvider'
+    | 'integration'
+    | 'theme'
+    | 'strings'
+    | 'filterThreshold'
+    | 'oauthTimeout'
+    | 'oauthReturnUrl'
   >
 >;

@@ -37,6 +37,7 @@ export interface ForgeConfigModalJsxProps
     DetailedHTMLProps<HTMLAttributes<ForgeConfigModal>, ForgeConfigModal> {
   'workflow-id'?: string;
   'oauth-timeout'?: number | string;
+  'oauth-return-url'?: string;
 }
 
 export interface ForgeWorkflowListJsxProps
@@ -54,6 +55,7 @@ export interface ForgeIntegrationListJsxProps
     DetailedHTMLProps<HTMLAttributes<ForgeIntegrationList>, ForgeIntegrationList> {
   'filter-threshold'?: number | string;
   'oauth-timeout'?: number | string;
+  'oauth-return-url'?: string;
 }
 
 declare module 'react' {

@@ -6,10 +6,16 @@ import { type ProblemStrings, plainWords, technicalDetails } from '../internal/p
  * `<forge-integration-list>` shows its empty and failed states with these too.
  */
 
-/** The texts these views read, which both lists' strings have. */
-interface MessageStrings extends ProblemStrings {
+/** The texts of loading, empty and failed, which both lists' strings have. */
+export interface MessageStrings extends ProblemStrings {
+  /** Accessible name of the list (of workflows, of apps). */
+  listLabel: string;
+  /** Announced while it loads. */
+  loading: string;
+  /** Heading when nothing is on offer (for the `integration` filter, if one is set). */
   empty: string;
   emptyHint: string;
+  /** Heading when loading failed; the reason follows it. */
   loadFailed: string;
   retry: string;
 }

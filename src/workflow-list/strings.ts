@@ -1,5 +1,6 @@
 import type { Plural } from '../internal/plural.js';
-import { defaultProblemStrings, type ProblemStrings } from '../internal/problem.js';
+import { defaultProblemStrings } from '../internal/problem.js';
+import type { MessageStrings } from './messages.js';
 import type { RunDetailsStrings } from './run-details-strings.js';
 
 /**
@@ -8,17 +9,7 @@ import type { RunDetailsStrings } from './run-details-strings.js';
  * an object with the keys to replace; the others stay English. Texts that embed a number, a
  * query or a reason are functions, so a translation can put them where its grammar wants them.
  */
-export interface WorkflowListStrings extends RunDetailsStrings, ProblemStrings {
-  /** Accessible name of the list of workflows. */
-  listLabel: string;
-  /** Announced while the workflows load. */
-  loading: string;
-  /** Heading when the host offers no workflows (for the `integration` filter, if one is set). */
-  empty: string;
-  emptyHint: string;
-  /** Heading when the workflows could not be loaded; the reason follows it. */
-  loadFailed: string;
-  retry: string;
+export interface WorkflowListStrings extends RunDetailsStrings, MessageStrings {
   enable: string;
   configure: string;
   /** Label of the filter box shown for long lists. */

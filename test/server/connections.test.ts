@@ -28,7 +28,11 @@ async function userWithWorkflows() {
   const user = await forge.newUser();
   const slackOn = await forge.install(user.userId, user.token, stripeAndSlack);
   const slackOff = await forge.install(user.userId, user.token, hubspotAndSlack);
-  const noSlack = await forge.install(user.userId, user.token, stripeAndSheets);
+  // The spreadsheet id is required (issue 26): a sheet's id as Google gives it.
+  const sheetsBlock = stripeAndSheets.blocks.find((b) => b.type === 'variables')!.id;
+  const noSlack = await forge.install(user.userId, user.token, stripeAndSheets, {
+    [sheetsBlock]: { spreadsheetId: '1AbCdEfGhIjKlMnOpQrStUvWxYz' },
+  });
   assert.equal((await forge.asUser(user.token, 'PUT', `/workflow/${slackOff}/deactivate`)).status, 200);
   return { ...user, slackOn, slackOff, noSlack };
 }

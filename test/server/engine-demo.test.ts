@@ -35,7 +35,7 @@ const CASES: Record<string, DemoCase> = {
     ],
   },
   '64b1d6aac655b8a937b7db20': {
-    trigger: { stage: 'closedwon', dealname: 'Acme renewal', amount: 5000 },
+    trigger: { stage: 'closedwon', pipeline: 'default', dealname: 'Acme renewal', amount: 5000 },
     sent: [
       {
         method: 'POST',
@@ -45,12 +45,12 @@ const CASES: Record<string, DemoCase> = {
     ],
   },
   '64b1b0ffdd247fb57262db75': {
-    variables: { '03a3399d-f04f-4383-8201-49dcf3247d7a': { spreadsheetId: '1AbC' } },
+    variables: { '03a3399d-f04f-4383-8201-49dcf3247d7a': { spreadsheetId: '1AbCdEfGhIjKlMnOpQrStUvWxYz' } },
     trigger: { name: 'Ada', email: 'ada@example.com', created: '2026-03-02' },
     sent: [
       {
         method: 'POST',
-        path: '/sheets/1AbC/Customers:append',
+        path: '/sheets/1AbCdEfGhIjKlMnOpQrStUvWxYz/Customers:append',
         body: { values: ['Ada', 'ada@example.com', '2026-03-02'] },
       },
     ],
@@ -86,12 +86,12 @@ const CASES: Record<string, DemoCase> = {
     ],
   },
   '64b13345c5ce3aeb4f592a6f': {
-    variables: { 'b44f2839-f946-40e6-95b1-59f2f096d154': { spreadsheetId: 'subs' } },
+    variables: { 'b44f2839-f946-40e6-95b1-59f2f096d154': { spreadsheetId: 'subscribers_sheet_2026' } },
     trigger: { email: 'new@example.com', name: 'New Subscriber' },
     sent: [
       {
         method: 'POST',
-        path: '/sheets/subs/Subscribers:append',
+        path: '/sheets/subscribers_sheet_2026/Subscribers:append',
         body: { values: ['new@example.com', 'New Subscriber'] },
       },
     ],
@@ -144,13 +144,29 @@ for (const [parentId, demo] of Object.entries(CASES)) {
   });
 }
 
-test('a setting left empty shows as a real error from the sandbox', async () => {
+test('a required setting left empty is refused at install, naming it, instead of failing every run', async () => {
   const user = await newUser(h);
-  const child = await user.install('64b1b0ffdd247fb57262db75');
-  await sendWebhook(h, child, { name: 'Ada', email: 'ada@example.com', created: '2026-03-02' });
-  const [error] = (await h.api<{ errors: ErrorLogEntry[] }>('GET', `/workflow/${child}/errors`)).body.errors;
-  assert.equal(error!.blockType, 'http');
-  assert.match(error!.error, /answered 404 Not Found: Requested entity was not found: set the spreadsheet id\.$/);
+  const refused = await h.api('POST', '/workflow/64b1b0ffdd247fb57262db75/install', {}, user.token);
+  assert.equal(refused.status, 400, JSON.stringify(refused.body));
+  assert.match(JSON.stringify(refused.body.errors), /spreadsheetId/);
+});
+
+test('the daily summary skips weekends unless the user wants them too', async () => {
+  const saturday = new Date('2026-03-07T09:00:00Z');
+  const summary = '64b1aa96c495decefd1bbaa5';
+  const block = 'fd8131d8-0092-4fb8-8189-45e70985ad09';
+  const skipping = await (await newUser(h)).install(summary);
+  const wanting = await (await newUser(h)).install(summary, { [block]: { weekends: 'true' } });
+  const before = h.sandbox.requests.length;
+  const outcomes = await h.service.engine.tick(saturday);
+  assert.ok(outcomes.some((o) => o.workflowId === skipping) && outcomes.some((o) => o.workflowId === wanting));
+  const posts = h.sandbox.requests.slice(before).filter((r) => r.path === '/slack/chat.postMessage');
+  // Every other user's summary in the same tick skips Saturday too (their switch is off), so one post.
+  assert.equal(posts.length, 1);
+  const logs = async (child: string) =>
+    (await h.api<{ data: ExecutionLogEntry[] }>('GET', `/workflow/${child}/logs`)).body.data[0]!;
+  assert.equal((await logs(skipping)).results.at(-1)!.blockId, '8d3b5e19-c6f2-4a7d-b04e-7e29a1f5c836', 'stopped');
+  assert.equal((await logs(wanting)).results.length, h.service.catalog.get(summary)!.blocks.length);
 });
 
 test('the sandbox fails on purpose when asked, and refuses a request without a credential', async () => {

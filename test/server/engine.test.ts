@@ -277,7 +277,7 @@ describe('a scheduled run', () => {
       [B.schedule, B.balance, B.summary],
     );
     const [schedule, balance, summary] = outputs(entry!);
-    assert.deepEqual(schedule, { scheduledAt: '2026-03-02T10:15:00.000Z', cron: '*/15 * * * *' });
+    assert.deepEqual(schedule, { scheduledAt: '2026-03-02T10:15:00.000Z', cron: '*/15 * * * *', weekend: false });
     assert.deepEqual(balance, { status: 200, body: { object: 'balance', amount: 1842.5, currency: 'eur' } });
     assert.deepEqual(summary, { line: 'Balance: 1842.5 eur' });
   });

@@ -95,10 +95,16 @@ export const authorizeOAuth = (url: string) => forge<string>('authorize', { url 
 
 /**
  * Acts on the local consent page in the OAuth popup this page opened: presses Allow or Deny,
- * or closes the window. Answers the popup's URL.
+ * or closes the window, or (`find`) only waits until the consent page shows. Answers the popup's URL.
  */
-export const consentInPopup = (decision: 'allow' | 'deny' | 'close', detached = false) =>
+export const consentInPopup = (decision: 'allow' | 'deny' | 'close' | 'find', detached = false) =>
   forge<string>('consent', { decision, detached });
+
+/**
+ * Closes every window but the test page, from the browser's driver: a window cut from its opener
+ * (Cross-Origin-Opener-Policy) cannot be closed by any script of the page.
+ */
+export const closeOtherWindows = () => forge<boolean>('closeOtherWindows');
 
 /** A user of the service whose consent page cuts the popup from its opener (Cross-Origin-Opener-Policy). */
 export const coopUser = () => forge<{ apiBase: string; userId: string }>('coopUser');

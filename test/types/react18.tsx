@@ -1,7 +1,7 @@
 // Type checks of the `forge-embed/react` wrapper (React 18 and later), through the published
 // types. Compiled (never run) by test/server/types.test.ts; each @ts-expect-error must stay an error.
 import type { ForgeConfigModal as ModalElement } from 'forge-embed';
-import { ForgeConfigModal, ForgeWorkflowList } from 'forge-embed/react';
+import { ForgeConfigModal, ForgeIntegrationList, ForgeWorkflowList } from 'forge-embed/react';
 import { createRef } from 'react';
 
 const modal = createRef<ModalElement>();
@@ -21,6 +21,12 @@ export const configured = (
       integration="slack"
       onForgeInstall={(event) => event.detail.parentId satisfies string}
       onForgeAfterHide={(event) => event.detail.reason satisfies string}
+      oauthReturnUrl="/forge-oauth-return"
+    />
+    <ForgeIntegrationList
+      tokenUrl="/forge-token"
+      oauthReturnUrl="/forge-oauth-return"
+      onForgeConnect={(event) => event.detail.integration satisfies string}
     />
   </>
 );

@@ -18,6 +18,12 @@ export const configured = (
       theme="dark"
       onforge-install={(event) => event.detail.workflowId satisfies string}
       onforge-hide={(event) => event.preventDefault()}
+      oauth-return-url="/forge-oauth-return"
+    />
+    <forge-integration-list
+      token-url="/forge-token"
+      oauth-return-url="/forge-oauth-return"
+      onforge-disconnect={(event) => event.detail.switchedOff satisfies string[]}
     />
   </>
 );
