@@ -5,7 +5,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { SecretBox } from '../secrets.js';
-import { type Job, type JobQueue, jobId, LEASE_RENEW_MS } from '../store/jobs.js';
+import { type Job, type JobData, type JobQueue, jobId, LEASE_RENEW_MS } from '../store/jobs.js';
 import type { ChildRow, Store } from '../store/store.js';
 import { type SpanHandle, type Tracing, traced } from '../trace.js';
 import { BlockFailure, runnerFor, TRIGGER_TYPES, type Trigger } from './blocks.js';
@@ -104,6 +104,8 @@ export class Engine {
   private readonly shutdown = new AbortController();
   /** No new jobs are taken and no new minutes added once this is set. */
   private stopping = false;
+  /** Webhook calls being accepted with a run this instance takes at once (acceptWebhook). */
+  private accepting = 0;
   private readonly running = new Set<Promise<unknown>>();
   /** The jobs this instance runs: each one's whole handling (its run, storing it, or giving it back). */
   private readonly jobRuns = new Set<Promise<unknown>>();
@@ -502,33 +504,45 @@ export class Engine {
   ): Promise<{ executionId: string; repeated: boolean }> {
     const { store, jobs } = this.options;
     const executionId = newExecutionId();
-    const answer = await store.transaction(async (tx) => {
-      if (idempotencyKey !== undefined) {
-        const now = this.clock.now();
-        const holder = await tx.webhookRequests.claim(
-          child.id,
-          idempotencyKey,
-          executionId,
-          now,
-          now - IDEMPOTENCY_WINDOW_MS,
-        );
-        if (holder !== executionId) return { executionId: holder, repeated: true };
-      }
-      const trace: Record<string, string> = {};
-      this.options.tracing?.inject({ set: (name, value) => (trace[name] = value) });
-      await jobs.add(
-        [
-          {
-            id: jobId(`webhook:${executionId}`),
-            data: { kind: 'webhook', workflowId: child.id, executionId, body, ...(trace.traceparent ? { trace } : {}) },
-          },
-        ],
-        tx,
-      );
-      return { executionId, repeated: false };
-    });
-    if (!answer.repeated) void this.pump();
-    return answer;
+    // Counted from before the transaction until the run starts, so calls accepted at the same
+    // time do not all see room for one more.
+    this.accepting++;
+    const answer = await store
+      .transaction(async (tx) => {
+        if (idempotencyKey !== undefined) {
+          const now = this.clock.now();
+          const holder = await tx.webhookRequests.claim(
+            child.id,
+            idempotencyKey,
+            executionId,
+            now,
+            now - IDEMPOTENCY_WINDOW_MS,
+          );
+          if (holder !== executionId) return { executionId: holder, repeated: true };
+        }
+        const trace: Record<string, string> = {};
+        this.options.tracing?.inject({ set: (name, value) => (trace[name] = value) });
+        const job = {
+          id: jobId(`webhook:${executionId}`),
+          data: { kind: 'webhook', workflowId: child.id, executionId, body, ...(trace.traceparent ? { trace } : {}) },
+        } satisfies { id: string; data: JobData };
+        // An instance with room runs what it accepted: the job is added taken, one write fewer.
+        if (
+          jobs.addTaken &&
+          this.pollTimer &&
+          !this.stopping &&
+          this.runningJobs.size + this.accepting <= RUN_CONCURRENCY
+        ) {
+          return { executionId, repeated: false, taken: await jobs.addTaken(job, tx) };
+        }
+        await jobs.add([job], tx);
+        return { executionId, repeated: false };
+      })
+      .finally(() => this.accepting--);
+    if (answer.repeated) return answer;
+    if ('taken' in answer && answer.taken) this.startJob(answer.taken);
+    else void this.pump();
+    return { executionId: answer.executionId, repeated: false };
   }
 
   /**

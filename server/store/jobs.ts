@@ -38,6 +38,13 @@ export interface JobQueue {
   add(jobs: Array<{ id: string; data: JobData }>, tx?: StoreTransaction): Promise<string[]>;
   /** Takes up to `limit` due jobs, each leased to this instance. */
   take(limit: number): Promise<Job[]>;
+  /**
+   * Adds a job already taken by this instance, within `tx` (which the caller commits before it
+   * runs the job): the instance that accepted a webhook and has room runs it without a second
+   * write to take it. Only where the queue can do it in one statement (SQLite); otherwise absent,
+   * and the job is added and taken as any other.
+   */
+  addTaken?(job: { id: string; data: JobData }, tx: StoreTransaction): Promise<Job>;
   /** Keeps the leases of jobs this instance is still running. */
   renew(jobs: Job[]): Promise<void>;
   /**
@@ -92,6 +99,22 @@ export class SqliteJobQueue implements JobQueue {
       .returning('id')
       .execute();
     return added.map((row) => row.id);
+  }
+
+  async addTaken(job: { id: string; data: JobData }, tx: StoreTransaction): Promise<Job> {
+    await tx.db
+      .insertInto('jobs')
+      .values({
+        id: job.id,
+        data: JSON.stringify(job.data),
+        state: 'active',
+        run_after: 0,
+        leased_by: this.holder,
+        lease_until: sql<number>`${NOW} + ${LEASE_MS}`,
+        attempts: 1,
+      })
+      .execute();
+    return { id: job.id, data: job.data, attempt: 1 };
   }
 
   async take(limit: number): Promise<Job[]> {
