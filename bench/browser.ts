@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { startSandbox } from '../server/sandbox.js';
 import { seedListUser, seedModalUser, writeAppsCatalog, writeLargeCatalog } from './fixtures.js';
 import { type BenchHost, startHost } from './host.js';
 import { spawnService } from './service.js';
@@ -92,7 +93,15 @@ export async function benchBrowser(workDir: string, apiKey: string, cdnBundle: s
 async function modalPhase(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
   const db = join(workDir, 'modal.db');
   const { userId, parentId } = await seedModalUser(db);
-  const service = await spawnService({ db, apiKey, allowedOrigins: [host.origin] });
+  // The workflow's Slack channel offers the channels the app lists: the sandbox answers that read,
+  // as it does in the demo, so the modal opens as a user's does (no failed read on the page).
+  const sandbox = await startSandbox({ port: 0 });
+  const service = await spawnService({
+    db,
+    apiKey,
+    allowedOrigins: [host.origin],
+    env: { FORGE_SANDBOX_URL: sandbox.url },
+  });
   host.service = service;
   const config = { apiBase: service.url, tokenUrl: host.tokenUrl(userId), workflowId: parentId };
   try {
@@ -132,6 +141,7 @@ async function modalPhase(workDir: string, apiKey: string, host: BenchHost, brow
     };
   } finally {
     await service.stop();
+    await sandbox.close();
   }
 }
 
