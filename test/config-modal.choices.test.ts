@@ -6,7 +6,7 @@
  * typed service (web-test-runner.config.mjs): its Slack channel reads the sandbox's
  * conversations.list three channels a page.
  */
-import { expect, fixture, html } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
@@ -18,28 +18,17 @@ import {
   modalFixture,
   requestsDuring,
   shadow,
+  TYPED_BLOCK,
+  typedModal,
   untilButton,
   untilRole,
   visibleText,
 } from './support/config-modal.js';
-import { createUser, serviceInfo, TYPED_WORKFLOW, typedHostApi, typedUser } from './support/forge.js';
+import { createUser, typedHostApi, typedUser } from './support/forge.js';
 import { accessibleName, allByRole, byRole, Harness } from './support/harness.js';
 
-const TYPED_BLOCK = '3f2b8e4c-5a1d-4c7e-9b6a-0d4e8f1a2b3c';
 /** The sandbox's channel ids (server/sandbox.ts SLACK_CHANNELS): `general` is the first. */
 const channelId = (position: number) => `C0${String(position).padStart(8, '0')}`;
-
-async function typedModal(existing?: Awaited<ReturnType<typeof typedUser>>) {
-  const { typedBase } = await serviceInfo();
-  const user = existing ?? (await typedUser());
-  const el = await fixture<ForgeConfigModal>(
-    html`<forge-config-modal api-base=${typedBase} workflow-id=${TYPED_WORKFLOW}></forge-config-modal>`,
-  );
-  el.tokenProvider = user.token;
-  await el.show();
-  await untilRole(el, 'form', 'Settings');
-  return { el, user };
-}
 
 const combobox = (el: ForgeConfigModal) => {
   const box = byRole<HTMLInputElement>(shadow(el), 'combobox', 'Slack channel');

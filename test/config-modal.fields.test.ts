@@ -4,7 +4,7 @@
  * the message next to the field; a refused save keeps every value. Against the typed service
  * (web-test-runner.config.mjs), whose catalog adds test/fixtures/typed-workflow.json.
  */
-import { expect, fixture, html } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   fadedIn,
@@ -12,27 +12,14 @@ import {
   fill,
   requestsDuring,
   shadow,
+  TYPED_BLOCK,
+  typedModal,
   untilButton,
   untilPart,
-  untilRole,
   visibleText,
 } from './support/config-modal.js';
-import { serviceInfo, TYPED_WORKFLOW, typedHostApi, typedUser } from './support/forge.js';
+import { typedHostApi } from './support/forge.js';
 import { byRole } from './support/harness.js';
-
-const TYPED_BLOCK = '3f2b8e4c-5a1d-4c7e-9b6a-0d4e8f1a2b3c';
-
-async function typedModal(existing?: Awaited<ReturnType<typeof typedUser>>) {
-  const { typedBase } = await serviceInfo();
-  const user = existing ?? (await typedUser());
-  const el = await fixture<ForgeConfigModal>(
-    html`<forge-config-modal api-base=${typedBase} workflow-id=${TYPED_WORKFLOW}></forge-config-modal>`,
-  );
-  el.tokenProvider = user.token;
-  await el.show();
-  await untilRole(el, 'form', 'Settings');
-  return { el, user, userId: user.userId };
-}
 
 const role = <E extends Element = HTMLElement>(el: ForgeConfigModal, name: string, label: string) => {
   const found = byRole<E>(shadow(el), name, label);

@@ -7,7 +7,16 @@ import { allByPart, byPart, byRole, Harness } from './harness.js';
 
 export { allByPart, allByRole, byPart, byRole, Harness } from './harness.js';
 
-import { authorizeOAuth, createUser, hostApi, serviceInfo, tokenUrl, userToken } from './forge.js';
+import {
+  authorizeOAuth,
+  createUser,
+  hostApi,
+  serviceInfo,
+  TYPED_WORKFLOW,
+  tokenUrl,
+  typedUser,
+  userToken,
+} from './forge.js';
 
 /** Demo catalog workflows (server/catalog/demo.json). */
 export const STRIPE_TO_SLACK = '64b14ff1704e5bc1057506db';
@@ -192,4 +201,20 @@ export async function expectAccessible(el: ForgeConfigModal): Promise<void> {
     await el.updateComplete;
     await expect(el, `${theme}: ${visibleText(el)}`).to.be.accessible();
   }
+}
+
+/** The variables block of the typed-settings service's workflow (test/support/forge.ts TYPED_WORKFLOW). */
+export const TYPED_BLOCK = '3f2b8e4c-5a1d-4c7e-9b6a-0d4e8f1a2b3c';
+
+/** The modal over the typed-settings service's workflow, for a new user or `existing`, at its settings. */
+export async function typedModal(existing?: Awaited<ReturnType<typeof typedUser>>) {
+  const { typedBase } = await serviceInfo();
+  const user = existing ?? (await typedUser());
+  const el = await fixture<ForgeConfigModal>(
+    html`<forge-config-modal api-base=${typedBase} workflow-id=${TYPED_WORKFLOW}></forge-config-modal>`,
+  );
+  el.tokenProvider = user.token;
+  await el.show();
+  await untilRole(el, 'form', 'Settings');
+  return { el, user, userId: user.userId };
 }
