@@ -110,6 +110,11 @@ describe('<forge-config-modal> choices from the user’s app', () => {
     const again = (await typedModal(user)).el;
     await untilButton(again, 'Save changes');
     expect(combobox(again).value).to.equal('payments');
+    // With its list closed, Escape in the box is the dialog's: it closes, the setting untouched.
+    combobox(again).focus();
+    await sendKeys({ press: 'Escape' });
+    await until(again, () => !again.open, 'the modal closes on Escape');
+    expect(await storedChannel(user.userId)).to.equal(channelId(2));
   });
 
   it('searches the app as the user types, and says when nothing matches', async () => {

@@ -9,7 +9,7 @@ import { alertGlyph, spinner } from './templates.js';
  * WAI-ARIA APG's editable combobox with list autocomplete: the text box keeps focus and points
  * at the option the arrow keys reach with `aria-activedescendant`; typing searches the app
  * (through `GET /workflow/:id/options`, debounced); Enter takes the option, Escape closes the
- * list (or, closed, empties the box); Home and End go back to the text. What is typed and not
+ * list (with the list closed, the dialog's Escape); Home and End go back to the text. What is typed and not
  * chosen stays the value, as in the APG pattern (an app may hold more than it lists, such as a
  * private channel). Loaded with `import()` by the modal only for a workflow that has such a
  * setting, so the modal's own chunk does not carry it (docs/design-notes.md).
@@ -232,13 +232,11 @@ export class Choices implements ReactiveController {
         else this.#close(state);
         return;
       case 'Escape':
-        // Inside the modal's dialog: a handled Escape must not close the dialog too.
-        if (open) this.#close(state);
-        else if (state.field.value) {
-          // Closed, Escape empties the box (APG); an empty one lets the dialog have the key.
-          state.text = undefined;
-          state.field.choose('');
-        } else return;
+        // Inside the modal's dialog: an Escape that closes the list must not close the dialog too.
+        // With the list closed the dialog has the key: the APG's optional "Escape empties the
+        // box" would, in a dialog, wipe a saved setting where the user meant to leave.
+        if (!open) return;
+        this.#close(state);
         event.preventDefault();
         event.stopPropagation();
         return;
