@@ -246,8 +246,13 @@ export async function closeOtherWindows(session) {
     const main = await driver.getWindowHandle();
     for (const handle of await driver.getWindowHandles()) {
       if (handle === main) continue;
-      await driver.switchToWindow(handle);
-      await driver.closeWindow();
+      try {
+        await driver.switchToWindow(handle);
+        await driver.closeWindow();
+      } catch (error) {
+        // It closed itself since the list was read (the return page does): nothing left to close.
+        if (!/no such window/i.test(String(error?.message ?? error))) throw error;
+      }
     }
     await driver.switchToWindow(main);
     return true;
