@@ -178,12 +178,14 @@ const run = async (childId, payload) => {
     body: JSON.stringify(payload),
   });
 };
-const sheets = await install(SUBSCRIBERS_TO_SHEETS);
-await run(sheets, { email: 'grace@example.com', name: 'Grace Hopper' }); // no spreadsheet id yet: fails
+// The spreadsheet id is required; a blank tab name makes Sheets refuse the first row (a failure).
+const sheetsSettings = { spreadsheetId: '1SubscribersSheet0123456789', sheetName: '' };
+const sheets = await install(SUBSCRIBERS_TO_SHEETS, { 'b44f2839-f946-40e6-95b1-59f2f096d154': sheetsSettings });
+await run(sheets, { email: 'grace@example.com', name: 'Grace Hopper' }); // no tab name yet: fails
 await api(
   'PATCH',
   `/workflow/${sheets}/variables/b44f2839-f946-40e6-95b1-59f2f096d154`,
-  { spreadsheetId: 'subs' },
+  { ...sheetsSettings, sheetName: 'Subscribers' },
   token,
 );
 for (const name of ['Alan Turing', 'Katherine Johnson', 'Edsger Dijkstra']) {
