@@ -1,4 +1,4 @@
-import { CompiledOnce, type Connection } from './connection.js';
+import { CompiledOnce, type Connection, type Handle } from './connection.js';
 
 export interface ConnectionRow {
   /** Sealed (server/secrets.ts). */
@@ -61,9 +61,12 @@ export class CredentialRepository {
     return connectedAt;
   }
 
-  /** The user's connections without their secrets: when, whether the app still takes it, and its account label. */
-  async list(userId: string): Promise<ConnectionSummary[]> {
-    const rows = await this.listQuery.rows(this.connection.db, [userId]);
+  /**
+   * The user's connections without their secrets: when, whether the app still takes it, and its
+   * account label. `db`: another handle to read on (Store.readTogether's connection).
+   */
+  async list(userId: string, db: Handle = this.connection.db): Promise<ConnectionSummary[]> {
+    const rows = await this.listQuery.rows(db, [userId]);
     return rows.map(({ account, ...row }) => (account ? { ...row, account } : row));
   }
 
