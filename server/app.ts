@@ -319,7 +319,14 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   // `dependencies`), so a wrong order fails at start.
   // First, so that every other hook and the handler run inside the request's span.
   tracing?.traceRequests(app);
-  await app.register(shutdown, { store, engine, delivery, jobs, stopGraceMs: options.stopGraceMs });
+  await app.register(shutdown, {
+    store,
+    engine,
+    delivery,
+    jobs,
+    options: deps.options,
+    stopGraceMs: options.stopGraceMs,
+  });
   // Request duration by route and status, for every request (404s and probes too: "unmatched").
   if (metrics) {
     app.addHook('onResponse', (request, reply, done) => {

@@ -41,6 +41,9 @@ export class ChildRepository<H extends Handle = Handle> {
     db.selectFrom('workflows').selectAll().where('user_id', '=', '').orderBy('created_at').orderBy('id'),
   );
 
+  // Every read of one workflow by id (the options read's, issue 26, among them).
+  private readonly getQuery = new CompiledOnce((db) => db.selectFrom('workflows').selectAll().where('id', '=', ''));
+
   constructor(private readonly connection: Connection<H>) {}
 
   async create(userId: string, parentId: string, variables: Record<string, VariableValues>): Promise<ChildRow> {
@@ -61,7 +64,7 @@ export class ChildRepository<H extends Handle = Handle> {
   }
 
   async get(id: string): Promise<ChildRow | undefined> {
-    const row = await this.connection.db.selectFrom('workflows').selectAll().where('id', '=', id).executeTakeFirst();
+    const [row] = await this.getQuery.rows(this.connection.db, [id]);
     return row && toChild(row);
   }
 

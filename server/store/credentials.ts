@@ -26,6 +26,18 @@ export class CredentialRepository {
       .orderBy('integration'),
   );
 
+  // Every block run and options read with a connection reads it (issue 26).
+  private readonly connectionQuery = new CompiledOnce((db) => CredentialRepository.connectionRow(db));
+  private readonly lockingQuery = new CompiledOnce((db) => CredentialRepository.connectionRow(db).forUpdate());
+
+  private static connectionRow(db: Handle) {
+    return db
+      .selectFrom('credentials')
+      .select(['secret', 'status'])
+      .where('user_id', '=', '')
+      .where('integration', '=', '');
+  }
+
   constructor(private readonly connection: Connection) {}
 
   /**
@@ -100,16 +112,9 @@ export class CredentialRepository {
     integration: string,
     { forUpdate = false }: { forUpdate?: boolean } = {},
   ): Promise<ConnectionRow | undefined> {
-    const query = this.connectionQuery(userId, integration);
-    return (forUpdate && this.connection.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
-  }
-
-  private connectionQuery(userId: string, integration: string) {
-    return this.connection.db
-      .selectFrom('credentials')
-      .select(['secret', 'status'])
-      .where('user_id', '=', userId)
-      .where('integration', '=', integration);
+    const query = forUpdate && this.connection.dialect === 'postgres' ? this.lockingQuery : this.connectionQuery;
+    const [row] = await query.rows(this.connection.db, [userId, integration]);
+    return row;
   }
 
   /** A refreshed token replaces the stored one; the connection stays as it was connected. */
