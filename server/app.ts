@@ -300,6 +300,8 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       // An empty value counts as absent (`?integration=` lists everything, as before).
       querystringParser: (text) => {
         const query: Record<string, string | string[]> = {};
+        // Most requests have no query (find-my-way's own parser answers these at once too).
+        if (text === '') return query;
         for (const [key, value] of new URLSearchParams(text)) {
           if (value === '') continue;
           const had = query[key];

@@ -73,9 +73,12 @@ export class CredentialRepository {
     return connectedAt;
   }
 
-  /** The user's connections without their secrets: when, whether the app still takes it, and its account label. */
-  async list(userId: string): Promise<ConnectionSummary[]> {
-    const rows = await this.listQuery.rows(this.connection.db, [userId]);
+  /**
+   * The user's connections without their secrets: when, whether the app still takes it, and its
+   * account label. `db`: another handle to read on (Store.readTogether's connection).
+   */
+  async list(userId: string, db: Handle = this.connection.db): Promise<ConnectionSummary[]> {
+    const rows = await this.listQuery.rows(db, [userId]);
     return rows.map(({ account, ...row }) => (account ? { ...row, account } : row));
   }
 
