@@ -1,0 +1,121 @@
+import { expect, fixture, html } from '@open-wc/testing';
+import { executeServerCommand, sendKeys } from '@web/test-runner-commands';
+import '../src/integration-list/define.js';
+import type { ForgeIntegrationList } from '../src/integration-list/integration-list.js';
+import { pressChord } from './support/forge.js';
+import { allByPart, byPart } from './support/harness.js';
+import { waitUntil } from './support/wait.js';
+
+// The long catalog's service (web-test-runner.config.mjs): over a hundred apps, so the grid renders
+// only the cards near the viewport, as the workflow list renders its rows.
+const forge = <T>(action: string, args: Record<string, unknown> = {}) =>
+  executeServerCommand<T, Record<string, unknown>>('forge', { action, ...args });
+
+const cardsOf = (grid: ForgeIntegrationList) => allByPart(grid.shadowRoot!, 'app');
+const placeOf = (card: Element) => Number(card.getAttribute('aria-posinset'));
+const nameOf = (card: Element) => byPart(card, 'name')!.textContent!;
+const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+
+let total: number;
+
+async function longGrid(): Promise<ForgeIntegrationList> {
+  const { apiBase, userId, apps } = await forge<{ apiBase: string; userId: string; apps: number }>('longList');
+  total = apps;
+  const grid = await fixture<ForgeIntegrationList>(html`<forge-integration-list
+    api-base=${apiBase}
+    .tokenProvider=${() => forge<string>('longToken', { userId })}
+  ></forge-integration-list>`);
+  await waitUntil(() => cardsOf(grid).length > 0, 'the long grid never showed its cards');
+  return grid;
+}
+
+/** The app names in their catalog order: the first workflow's two apps, then the numbered ones. */
+const expectedNames = () => ['Stripe', 'Slack', ...Array.from({ length: total - 2 }, (_, n) => `Long app ${n + 1}`)];
+
+describe('<forge-integration-list> with over a hundred apps', () => {
+  afterEach(() => window.scrollTo(0, 0));
+
+  it('renders the cards near the viewport, each telling its place among all the apps', async () => {
+    const grid = await longGrid();
+    const cards = cardsOf(grid);
+    expect(cards.length).to.be.lessThan(total);
+    expect(cards[0]!.getAttribute('aria-setsize')).to.equal(String(total));
+    expect(cards.map(placeOf)).to.deep.equal(cards.map((_, i) => i + 1));
+    expect(cards.map(nameOf)).to.deep.equal(expectedNames().slice(0, cards.length));
+    // The page is as tall as the whole grid: the cards left out are stood in for.
+    const columns = getComputedStyle(byPart(grid.shadowRoot!, 'grid')!).gridTemplateColumns.split(' ').length;
+    const lines = Math.ceil(total / columns);
+    expect(byPart(grid.shadowRoot!, 'grid')!.getBoundingClientRect().height).to.be.greaterThan(lines * 100);
+    await expect(grid).to.be.accessible();
+  });
+
+  it('shows every app on screen, in order and in its column, as the page scrolls to the end', async () => {
+    const grid = await longGrid();
+    const seen = new Map<number, string>();
+    const step = Math.round(innerHeight / 2);
+    for (let y = 0; ; y += step) {
+      window.scrollTo(0, y);
+      await nextFrame();
+      await nextFrame();
+      // The cards on screen now are rendered, in place, and numbered in a run with no gap.
+      const onScreen = cardsOf(grid).filter((card) => {
+        const { top, bottom } = card.getBoundingClientRect();
+        return bottom > 0 && top < innerHeight;
+      });
+      const places = onScreen.map(placeOf);
+      expect(places, `at ${y} px`).to.deep.equal(places.map((_, i) => places[0]! + i));
+      for (const card of onScreen) seen.set(placeOf(card), nameOf(card));
+      if (window.scrollY + innerHeight >= document.documentElement.scrollHeight - 1 || y > 100_000) break;
+    }
+    expect([...seen.keys()].sort((a, b) => a - b)).to.deep.equal(expectedNames().map((_, i) => i + 1));
+    expect([...seen.entries()].sort(([a], [b]) => a - b).map(([, name]) => name)).to.deep.equal(expectedNames());
+  });
+
+  it('lets Tab walk from each card to the next past the cards rendered, to the last app', async () => {
+    const grid = await longGrid();
+    const root = grid.shadowRoot!;
+    let place = 0;
+    for (let walks = 0; place < total && walks < total; walks++) {
+      // From the last card rendered below the focus, Tab reaches the card after it.
+      await nextFrame();
+      const last = cardsOf(grid).at(-1)!;
+      place = placeOf(last);
+      if (place === total) break;
+      const buttons = [...last.querySelectorAll<HTMLButtonElement>('button')];
+      buttons.at(-1)!.focus();
+      await nextFrame();
+      await sendKeys({ press: 'Tab' });
+      const card = root.activeElement?.closest('[part~="app"]');
+      expect(card && placeOf(card), `Tab from app ${place}`).to.equal(place + 1);
+      expect(nameOf(card!)).to.equal(expectedNames()[place]);
+    }
+    expect(place).to.equal(total);
+    // And back: Shift+Tab from the last app's first button reaches the app before it.
+    const lastCard = cardsOf(grid).find((card) => placeOf(card) === total)!;
+    lastCard.querySelector('button')!.focus();
+    await pressChord(['Shift', 'Tab']);
+    expect(placeOf(root.activeElement!.closest('[part~="app"]')!)).to.equal(total - 1);
+  });
+
+  it('keeps the focused card while the page scrolls away', async () => {
+    const grid = await longGrid();
+    const first = cardsOf(grid)[0]!.querySelector('button')!;
+    first.focus();
+    window.scrollTo(0, document.documentElement.scrollHeight);
+    await waitUntil(() => cardsOf(grid).some((card) => placeOf(card) === total), 'the last cards never came');
+    expect(first.isConnected).to.equal(true);
+    expect(grid.shadowRoot!.activeElement).to.equal(first);
+    expect(nameOf(first.closest('[part~="app"]')!)).to.equal('Stripe');
+  });
+
+  it('searches all its apps, not only the cards rendered', async () => {
+    const grid = await longGrid();
+    const search = byPart(grid.shadowRoot!, 'search') as HTMLInputElement;
+    search.value = `long app ${total - 2}`;
+    search.dispatchEvent(new Event('input'));
+    await waitUntil(() => cardsOf(grid).length === 1, 'the search never narrowed the grid to one app');
+    expect(nameOf(cardsOf(grid)[0]!)).to.equal(`Long app ${total - 2}`);
+    // Short again, the grid renders whole and needs no place numbers.
+    expect(cardsOf(grid)[0]!.hasAttribute('aria-setsize')).to.equal(false);
+  });
+});
