@@ -1,29 +1,22 @@
 import { expect, fixture, html } from '@open-wc/testing';
-import { executeServerCommand, sendKeys } from '@web/test-runner-commands';
+import { sendKeys } from '@web/test-runner-commands';
 import '../src/integration-list/define.js';
 import type { ForgeIntegrationList } from '../src/integration-list/integration-list.js';
 import { allByPart, byPart } from './support/harness.js';
+import { longCatalog, nextFrame, placeOf } from './support/long-catalog.js';
 import { waitUntil } from './support/wait.js';
 
-// The long catalog's service (web-test-runner.config.mjs): over a hundred apps, so the grid renders
-// only the cards near the viewport, as the workflow list renders its rows.
-const forge = <T>(action: string, args: Record<string, unknown> = {}) =>
-  executeServerCommand<T, Record<string, unknown>>('forge', { action, ...args });
-
 const cardsOf = (grid: ForgeIntegrationList) => allByPart(grid.shadowRoot!, 'app');
-const placeOf = (card: Element) => Number(card.getAttribute('aria-posinset'));
 const nameOf = (card: Element) => byPart(card, 'name')!.textContent!;
-const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
 
 let total: number;
 
 async function longGrid(): Promise<ForgeIntegrationList> {
-  const { apiBase, userId, apps } = await forge<{ apiBase: string; userId: string; apps: number }>('longList');
+  const { apiBase, tokenProvider, apps } = await longCatalog();
   total = apps;
-  const grid = await fixture<ForgeIntegrationList>(html`<forge-integration-list
-    api-base=${apiBase}
-    .tokenProvider=${() => forge<string>('longToken', { userId })}
-  ></forge-integration-list>`);
+  const grid = await fixture<ForgeIntegrationList>(
+    html`<forge-integration-list api-base=${apiBase} .tokenProvider=${tokenProvider}></forge-integration-list>`,
+  );
   await waitUntil(() => cardsOf(grid).length > 0, 'the long grid never showed its cards');
   return grid;
 }
