@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Catalog } from '../server/catalog/catalog.js';
@@ -9,7 +9,7 @@ import { DEMO_CATALOG } from '../server/paths.js';
 import { SecretBox } from '../server/secrets.js';
 import { Store } from '../server/store/store.js';
 import { API_PREFIX, newApiKey, spawnService } from './service.js';
-import { percentile, round1 } from './stats.js';
+import { median, percentile, round1 } from './stats.js';
 import { missed, ms, type Row, table, under } from './table.js';
 import { THROUGHPUT_CONNECTIONS } from './throughput.js';
 
@@ -49,7 +49,12 @@ export interface OptionsResult {
   cpuUsPerRead?: number | undefined;
 }
 
-export async function benchOptions(workDir: string, apiKey: string): Promise<OptionsResult> {
+/**
+ * What an options read needs besides the service (bench/profile.ts uses it too): the app in a
+ * process of its own, a user in the database at `dbPath` with it connected, and the read's path
+ * (without a cursor). The service is to be started with `FORGE_SANDBOX_URL` set to `appUrl`.
+ */
+export async function optionsSetup(dbPath: string) {
   const parent = new Catalog(DEMO_CATALOG)
     .list()
     .find((w) => w.blocks.some((b) => b.parameters.variables?.some((v) => v.source)))!;
@@ -63,12 +68,17 @@ export async function benchOptions(workDir: string, apiKey: string): Promise<Opt
     app.once('error', reject);
     app.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
   });
-  const dbPath = join(workDir, 'options.db');
   const userId = await seedUser(dbPath, variable.source!.integration);
-  const service = await spawnService({ db: dbPath, apiKey, env: { FORGE_SANDBOX_URL: appUrl } });
+  const path = `${API_PREFIX}/workflow/${parent.workflowId}/options?blockId=${block.id}&variable=${variable.name}`;
+  return { app, appUrl, userId, path };
+}
+
+export async function benchOptions(workDir: string, apiKey: string, main?: string): Promise<OptionsResult> {
+  const dbPath = join(workDir, 'options.db');
+  const { app, appUrl, userId, path } = await optionsSetup(dbPath);
+  const service = await spawnService({ db: dbPath, apiKey, main, env: { FORGE_SANDBOX_URL: appUrl } });
   try {
     const { token } = await service.hostApi<{ token: string }>('GET', `/user/${userId}/token`);
-    const path = `${API_PREFIX}/workflow/${parent.workflowId}/options?blockId=${block.id}&variable=${variable.name}`;
     let cursor = 0;
     const read = (amount: number) =>
       timedReads({
@@ -144,14 +154,50 @@ export const optionsRow = (result: OptionsResult): Row =>
     `GET /workflow/:id/options, an app that answers at once, ${THROUGHPUT_CONNECTIONS} connections, ${OPTIONS_READS.toLocaleString('en')} reads past the page cache; p50 ${ms(result.p50Ms)}, ${result.rps.toLocaleString('en')}/s${result.cpuUsPerRead === undefined ? '' : `, ${result.cpuUsPerRead} µs service CPU/read`}`,
   );
 
-/** `npm run build`, then `node --import tsx bench/options.ts`: this row alone, as `npm run bench` measures it. */
+/**
+ * `npm run build`, then `node --import tsx bench/options.ts`: this row alone, as `npm run bench`
+ * measures it. With `--baseline <main.js of another build> [--rounds 3]`: that build and this one
+ * in turns, round after round (which goes first alternating), each turn's figures and the medians,
+ * so that both see the same machine.
+ */
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const baselineAt = args.indexOf('--baseline');
+  const baseline = baselineAt === -1 ? undefined : resolve(args[baselineAt + 1]!);
+  const roundsAt = args.indexOf('--rounds');
+  const rounds = roundsAt === -1 ? 3 : Number(args[roundsAt + 1]);
   const workDir = mkdtempSync(join(tmpdir(), 'forge-bench-options-'));
   try {
-    const rows = [optionsRow(await benchOptions(workDir, newApiKey()))];
-    console.log(table(rows));
-    if (missed(rows).length > 0) process.exitCode = 1;
+    if (!baseline) {
+      const rows = [optionsRow(await benchOptions(workDir, newApiKey()))];
+      console.log(table(rows));
+      if (missed(rows).length > 0) process.exitCode = 1;
+    } else {
+      const builds = [
+        { name: baseline, main: baseline, results: [] as OptionsResult[] },
+        { name: 'this build', main: undefined, results: [] as OptionsResult[] },
+      ];
+      for (let round = 0; round < rounds; round++) {
+        for (let turn = 0; turn < builds.length; turn++) {
+          const build = builds[(round + turn) % builds.length]!;
+          const result = await benchOptions(mkdtempSync(join(workDir, 'turn-')), newApiKey(), build.main);
+          build.results.push(result);
+          console.log(`round ${round + 1}, ${build.name}: ${figures(result)}, load ${loadavg()[0]!.toFixed(1)}`);
+        }
+      }
+      for (const { name, results } of builds) {
+        const of = (pick: (r: OptionsResult) => number | undefined) =>
+          median(results.map(pick).filter((v): v is number => v !== undefined));
+        console.log(
+          `median, ${name}: p95 ${of((r) => r.p95Ms)} ms, p50 ${of((r) => r.p50Ms)} ms, ${of((r) => r.rps)}/s, ${of((r) => r.cpuUsPerRead)} µs CPU/read`,
+        );
+      }
+    }
   } finally {
     rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+function figures(result: OptionsResult): string {
+  return `p95 ${result.p95Ms} ms, p50 ${result.p50Ms} ms, ${result.rps}/s, ${result.cpuUsPerRead ?? '?'} µs CPU/read`;
 }

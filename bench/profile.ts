@@ -5,6 +5,7 @@ import autocannon from 'autocannon';
 import { Catalog } from '../server/catalog/catalog.js';
 import { DEMO_CATALOG } from '../server/paths.js';
 import { seedLogs } from './logs.js';
+import { optionsSetup } from './options.js';
 import { API_PREFIX, newApiKey, spawnService } from './service.js';
 
 /**
@@ -12,7 +13,8 @@ import { API_PREFIX, newApiKey, spawnService } from './service.js';
  * the built service (`node --cpu-prof`) while autocannon sends one read over 10 connections,
  * summarised as where the service's time goes, by package and by function (self time). The reads
  * are those of the throughput bench: `workflow` (user token, the default), `workflow-apikey`,
- * `workflow-summary`, `setup`, `user`, `healthz`, and `logs` (pages 1–10, API key). The profile file is kept with --keep;
+ * `workflow-summary`, `setup`, `user`, `healthz`, `logs` (pages 1–10, API key), and `options`
+ * (a setting's choices read from an app, past the page cache, as bench/options.ts reads them). The profile file is kept with --keep;
  * `--main <main.js of another build>` profiles that build (an earlier commit's, built).
  */
 const args = process.argv.slice(2);
@@ -42,17 +44,22 @@ let loadEnded = 0;
 const db = join(workDir, 'profile.db');
 // `logs`: pages 1–10 of a log of 3,000 runs (the first pages cost the same at 100,000), with the API key.
 const logs = read === 'logs' ? await seedLogs(db, 3_000) : undefined;
+// `options`: a Slack channel's choices as bench/options.ts reads them, each past the page cache.
+const options = read === 'options' ? await optionsSetup(db) : undefined;
 const service = await spawnService({
   db,
   apiKey,
   main,
   nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+  ...(options ? { env: { FORGE_SANDBOX_URL: options.appUrl } } : {}),
 });
 try {
-  const { userId } = await service.hostApi<{ userId: string }>('POST', '/user', {
-    name: 'Profile user',
-    email: 'profile@example.com',
-  });
+  const { userId } =
+    options ??
+    (await service.hostApi<{ userId: string }>('POST', '/user', {
+      name: 'Profile user',
+      email: 'profile@example.com',
+    }));
   const { token } = await service.hostApi<{ token: string }>('GET', `/user/${userId}/token`);
   const parent = new Catalog(DEMO_CATALOG).list()[0]!;
   const base = `${service.loopbackUrl}${API_PREFIX}`;
@@ -78,7 +85,20 @@ try {
       },
     ],
   };
-  const request = logsRequest ?? requests[read];
+  let cursor = 0;
+  const optionsRequest = options && {
+    url: base,
+    headers: asUser,
+    requests: [
+      {
+        setupRequest: (request: autocannon.Request) => ({
+          ...request,
+          path: `${options.path}&cursor=profile-${cursor++}`,
+        }),
+      },
+    ],
+  };
+  const request = logsRequest ?? optionsRequest ?? requests[read];
   if (!request) throw new Error(`No read ${read}; name one of ${Object.keys(requests).join(', ')}.`);
   // A second of warm-up first, left out of the sums, so that the code measured is compiled hot.
   await autocannon({ ...request, connections: 10, duration: 1 });
@@ -91,6 +111,7 @@ try {
   );
 } finally {
   await service.stop();
+  options?.app.kill();
   window.stopMs = performance.now() - loadEnded;
 }
 

@@ -300,6 +300,8 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
       // An empty value counts as absent (`?integration=` lists everything, as before).
       querystringParser: (text) => {
         const query: Record<string, string | string[]> = {};
+        // Most requests have no query (find-my-way's own parser answers these at once too).
+        if (text === '') return query;
         for (const [key, value] of new URLSearchParams(text)) {
           if (value === '') continue;
           const had = query[key];
@@ -317,7 +319,14 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   // `dependencies`), so a wrong order fails at start.
   // First, so that every other hook and the handler run inside the request's span.
   tracing?.traceRequests(app);
-  await app.register(shutdown, { store, engine, delivery, jobs, stopGraceMs: options.stopGraceMs });
+  await app.register(shutdown, {
+    store,
+    engine,
+    delivery,
+    jobs,
+    options: deps.options,
+    stopGraceMs: options.stopGraceMs,
+  });
   // Request duration by route and status, for every request (404s and probes too: "unmatched").
   if (metrics) {
     app.addHook('onResponse', (request, reply, done) => {

@@ -3,6 +3,8 @@ import type { OAuthResultMessage } from '../src/api/types.js';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import '../src/integration-list/define.js';
 import type { ForgeIntegrationList } from '../src/integration-list/integration-list.js';
+import '../src/workflow-list/define.js';
+import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
 import {
   ALL_EVENTS,
   allByRole,
@@ -178,6 +180,26 @@ describe('a consent page that cuts the sign-in window from its opener', () => {
       await el.updateComplete;
       expect(words(ui.part('state', card(ui, 'Slack')))).to.equal('– Not connected');
       expect(confirmations('slack')).to.equal(0);
+    });
+  });
+
+  describe('<forge-workflow-list>', () => {
+    it('the modal it opens connects an app through the return page its oauth-return-url names', async () => {
+      const { apiBase, userId } = await coopUser();
+      const el = await fixture<ForgeWorkflowList>(html`<forge-workflow-list
+        api-base=${apiBase}
+        token-url=${tokenFor(userId)}
+        oauth-return-url="/oauth-return"
+      ></forge-workflow-list>`);
+      const row = () => el.shadowRoot!.querySelector(`[part~="row"][data-key="${HUBSPOT_TO_SLACK}"]`);
+      await waitUntil(row, 'the list shows HubSpot to Slack');
+      row()!.querySelector<HTMLButtonElement>('[part~="enable-button"]')!.click();
+      const modal = () => el.shadowRoot!.querySelector<ForgeConfigModal>('forge-config-modal');
+      await waitUntil(() => modal()?.shadowRoot?.querySelector('[part~="integration"]'), 'the modal shows its apps');
+      connectButton(modal()!, 'Slack').click();
+      await consentInPopup('allow', true);
+      await waitUntil(() => saysConnected(integrationRow(modal()!, 'Slack')), 'Slack connects through the return page');
+      expect(confirmations('slack')).to.equal(1);
     });
   });
 });

@@ -89,8 +89,6 @@ export class Connections {
     }
     let credential = secrets.open<StoredCredential>(row.secret);
     const auth = config.auth;
-    const oauthApp: OAuthApp | undefined =
-      auth?.kind === 'oauth2' ? { integration, auth, serviceUrl: this.options.serviceUrl() } : undefined;
     const place = (c: StoredCredential) => {
       const access = placeCredential(config, c);
       if (!access) {
@@ -101,13 +99,16 @@ export class Connections {
       }
       return access;
     };
-    if (!oauthApp || credential.kind !== 'oauth2') return { access: place(credential) };
-    const refresh = { userId, app: oauthApp, name, runLog };
-    if (needsRefresh(credential)) credential = await this.refresh({ ...refresh, seen: credential.accessToken });
+    if (auth?.kind !== 'oauth2' || credential.kind !== 'oauth2') return { access: place(credential) };
+    // The service's origin (the local provider's paths are on it) is looked up only for a refresh:
+    // asking the server for its address at every use was a measurable part of an options read.
+    const refresh = (seen: string) =>
+      this.refresh({ userId, app: { integration, auth, serviceUrl: this.options.serviceUrl() }, name, runLog, seen });
+    if (needsRefresh(credential)) credential = await refresh(credential.accessToken);
     const used = credential.accessToken;
     return {
       access: place(credential),
-      renew: async () => place(await this.refresh({ ...refresh, seen: used })),
+      renew: async () => place(await refresh(used)),
     };
   }
 

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import { Agent, type Dispatcher, request } from 'undici';
 import type { CatalogOptionsSource } from '../catalog/schema.js';
 import { BlockFailure } from './blocks.js';
 import type { Connections } from './connections.js';
@@ -52,6 +54,12 @@ export interface OptionsRequest {
 
 export class OptionsReader {
   private readonly kept = new Map<string, { page: OptionsPage; until: number }>();
+  /**
+   * The connections to the apps, kept alive between reads. undici's `request` rather than
+   * `fetch`: the same client without the WHATWG Request, Headers and stream objects fetch makes
+   * around each call, which were most of a read's cost (docs/design-notes.md, issue 26).
+   */
+  private readonly apps = new Agent();
 
   constructor(
     private readonly connections: Connections,
@@ -98,27 +106,28 @@ export class OptionsReader {
     const shown = `${appName} (${url.origin}${url.pathname})`;
     const send = (credential: AppAccess | undefined) => {
       const sent = new URL(url);
-      const headers = new Headers({ Accept: 'application/json' });
+      const headers: Record<string, string> = { accept: 'application/json' };
       // Only to the app's own origin (placement.ts): a source pointing elsewhere gets no credential.
       if (credential && mayCarryCredential(credential, url)) {
-        for (const [name, value] of Object.entries(credential.headers)) headers.set(name, value);
+        for (const [name, value] of Object.entries(credential.headers)) headers[name.toLowerCase()] = value;
         for (const [name, value] of Object.entries(credential.query)) sent.searchParams.set(name, value);
       }
-      return fetch(sent, {
-        method: source.request.method ?? 'GET',
+      // No redirect is followed (undici's request follows none): a credential never goes on to another URL.
+      return request(sent, {
+        dispatcher: this.apps,
+        method: (source.request.method ?? 'GET') as Dispatcher.HttpMethod,
         headers,
-        redirect: 'manual',
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     };
-    let response: Response;
+    let response: Dispatcher.ResponseData;
     try {
       response = await send(access);
       // A token the app refuses may have expired early: refreshed once, asked once more.
-      if (response.status === 401 && renew) {
+      if (response.statusCode === 401 && renew) {
         const renewed = await renew();
         if (renewed) {
-          await response.body?.cancel();
+          await response.body.dump();
           response = await send(renewed);
         }
       }
@@ -126,37 +135,51 @@ export class OptionsReader {
       if (error instanceof BlockFailure) {
         throw new OptionsFailure(error.message, error.kind === 'connection' ? 'refused' : 'app');
       }
-      const e = error as Error & { cause?: { code?: string } };
-      throw new OptionsFailure(
-        e.name === 'TimeoutError'
-          ? `${shown} did not answer within ${TIMEOUT_MS / 1000} s.`
-          : `${shown} could not be reached (${e.cause?.code ?? e.message}).`,
-        'app',
-      );
+      throw this.unreachable(error, shown);
     }
-    if (response.status === 401 || response.status === 403) {
-      await response.body?.cancel();
+    const status = response.statusCode;
+    if (status === 401 || status === 403) {
+      await response.body.dump();
       if (!access || Object.keys(access.headers).length + Object.keys(access.query).length === 0) {
         throw new OptionsFailure(`${appName} is not connected; connect it to choose from it.`, 'not-connected');
       }
-      throw new OptionsFailure(
-        `${appName} refused the connection (${response.status}); connect ${appName} again.`,
-        'refused',
-      );
+      throw new OptionsFailure(`${appName} refused the connection (${status}); connect ${appName} again.`, 'refused');
     }
-    if (!response.ok) {
-      await response.body?.cancel();
-      throw new OptionsFailure(`${shown} answered ${response.status} ${response.statusText}.`.trim(), 'app');
+    if (status < 200 || status > 299) {
+      await response.body.dump();
+      throw new OptionsFailure(`${shown} answered ${status} ${STATUS_CODES[status] ?? ''}.`.replace(' .', '.'), 'app');
+    }
+    let text: string;
+    try {
+      text = await readText(response.body);
+    } catch (error) {
+      throw error instanceof OptionsFailure
+        ? new OptionsFailure(`${shown} ${error.message}`, 'app')
+        : this.unreachable(error, shown);
     }
     let body: unknown;
     try {
-      const text = await response.text();
-      if (text.length > MAX_ANSWER_BYTES) throw new Error('too large');
       body = JSON.parse(text);
     } catch {
       throw new OptionsFailure(`${shown} did not answer with JSON the choices can be read from.`, 'app');
     }
     return mapPage(body, source, search, shown);
+  }
+
+  /** Why no answer came: the timeout, or the connection's error code. */
+  private unreachable(error: unknown, shown: string): OptionsFailure {
+    const e = error as Error & { code?: string };
+    return new OptionsFailure(
+      e.name === 'TimeoutError'
+        ? `${shown} did not answer within ${TIMEOUT_MS / 1000} s.`
+        : `${shown} could not be reached (${e.code ?? e.message}).`,
+      'app',
+    );
+  }
+
+  /** Lets go of the kept-alive connections to the apps (when the service stops). */
+  close(): Promise<void> {
+    return this.apps.close();
   }
 
   /** The source's URL with `{{env.X}}`, `{{cursor}}` and `{{search}}` filled in; parameters left empty are dropped. */
@@ -187,6 +210,28 @@ export class OptionsReader {
     if (search && searchBy && searchBy !== 'local') url.searchParams.set(searchBy, search);
     return url;
   }
+}
+
+/**
+ * The answer's text, UTF-8 (a byte order mark dropped, as `Response.text()` does); past
+ * MAX_ANSWER_BYTES the read stops and the connection is let go.
+ */
+async function readText(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy();
+      throw new OptionsFailure(
+        `answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MB, too much to read choices from.`,
+        'app',
+      );
+    }
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks, size).toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /** A value at a dotted path (`response_metadata.next_cursor`); own properties only. */

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Delivery } from '../engine/delivery.js';
 import type { Engine } from '../engine/engine.js';
+import type { OptionsReader } from '../engine/options.js';
 import type { JobQueue } from '../store/jobs.js';
 import type { Store } from '../store/store.js';
 
@@ -10,6 +11,8 @@ export interface ShutdownOptions {
   engine: Engine;
   delivery: Delivery;
   jobs: JobQueue;
+  /** Its connections to the apps are let go. */
+  options: OptionsReader;
   /** How long runs in progress get to finish (Engine.stop). */
   stopGraceMs?: number;
 }
@@ -17,12 +20,12 @@ export interface ShutdownOptions {
 /**
  * What `app.close()` stops once the server has answered the requests in flight: the scheduler
  * and the runs in progress (given their grace, then handed back to the queue), error deliveries,
- * the job queue, then the database they use. Fastify runs onClose
+ * the job queue, the connections to apps kept for settings' choices, then the database they use. Fastify runs onClose
  * hooks last-added first, so the store's is added first.
  */
 async function shutdown(
   app: FastifyInstance,
-  { store, engine, delivery, jobs, stopGraceMs }: ShutdownOptions,
+  { store, engine, delivery, jobs, options, stopGraceMs }: ShutdownOptions,
 ): Promise<void> {
   // Node's server.close() closes the connections that are idle when it is called and then waits
   // for the rest; a keep-alive connection whose request was still in flight would stay open for
@@ -40,6 +43,7 @@ async function shutdown(
   app.addHook('onClose', () => jobs.close());
   app.addHook('onClose', () => delivery.stop());
   app.addHook('onClose', () => engine.stop(stopGraceMs));
+  app.addHook('onClose', () => options.close());
 }
 
 export default fp(shutdown, { name: 'forge-shutdown', fastify: '5.x' });

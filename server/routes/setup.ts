@@ -50,11 +50,11 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
       const workflows = workflowId === undefined ? catalog.list(integration) : [catalog.active(workflowId)];
       const offered = new Map(workflows.map((parent) => [parent.workflowId, parent]));
       const base = baseOf(request);
-      // Side by side: on PostgreSQL two connections of the pool, one round trip's wait instead of two.
-      const [children, credentials]: [ChildRow[], Setup['credentials']] = await Promise.all([
-        store.children.list(userId),
-        store.credentials.list(userId),
-      ]);
+      // Together: on SQLite under one read lock, on PostgreSQL side by side (one round trip's wait).
+      const [children, credentials] = await store.readTogether<[ChildRow[], Setup['credentials']]>(
+        (db) => store.children.list(userId, db),
+        (db) => store.credentials.list(userId, db),
+      );
       const installed = children
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));

@@ -415,10 +415,6 @@ const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
       fields.string('blockId');
       fields.string('variable');
       fields.done();
-      const given = new FieldChecker(request.query, 'query');
-      given.string('blockId');
-      given.string('variable');
-      given.done();
       const block = parent.blocks.find((b) => b.id === blockId && b.type === 'variables');
       const variable = block?.parameters.variables?.find((v) => v.name === name);
       if (!block || !variable?.source) {

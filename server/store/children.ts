@@ -41,6 +41,9 @@ export class ChildRepository<H extends Handle = Handle> {
     db.selectFrom('workflows').selectAll().where('user_id', '=', '').orderBy('created_at').orderBy('id'),
   );
 
+  // Every read of one workflow by id (the options read's, issue 26, among them).
+  private readonly getQuery = new CompiledOnce((db) => db.selectFrom('workflows').selectAll().where('id', '=', ''));
+
   constructor(private readonly connection: Connection<H>) {}
 
   async create(userId: string, parentId: string, variables: Record<string, VariableValues>): Promise<ChildRow> {
@@ -61,7 +64,7 @@ export class ChildRepository<H extends Handle = Handle> {
   }
 
   async get(id: string): Promise<ChildRow | undefined> {
-    const row = await this.connection.db.selectFrom('workflows').selectAll().where('id', '=', id).executeTakeFirst();
+    const [row] = await this.getQuery.rows(this.connection.db, [id]);
     return row && toChild(row);
   }
 
@@ -98,10 +101,12 @@ export class ChildRepository<H extends Handle = Handle> {
     return row && toChild(row);
   }
 
-  /** A user's children, oldest first. */
-  /** A user's children, oldest first: GET /setup and GET /user/:id read them at every request. */
-  async list(userId: string): Promise<ChildRow[]> {
-    return (await this.listQuery.rows(this.connection.db, [userId])).map(toChild);
+  /**
+   * A user's children, oldest first: GET /setup and GET /user/:id read them at every request.
+   * `db`: another handle to read on (Store.readTogether's connection).
+   */
+  async list(userId: string, db: Handle = this.connection.db): Promise<ChildRow[]> {
+    return (await this.listQuery.rows(db, [userId])).map(toChild);
   }
 
   /** Parents that have at least one active child: the only ones a scheduler tick looks at. */

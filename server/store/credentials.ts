@@ -1,4 +1,4 @@
-import { CompiledOnce, type Connection } from './connection.js';
+import { CompiledOnce, type Connection, type Handle } from './connection.js';
 
 export interface ConnectionRow {
   /** Sealed (server/secrets.ts). */
@@ -25,6 +25,18 @@ export class CredentialRepository {
       .where('user_id', '=', '')
       .orderBy('integration'),
   );
+
+  // Every block run and options read with a connection reads it (issue 26).
+  private readonly connectionQuery = new CompiledOnce((db) => CredentialRepository.connectionRow(db));
+  private readonly lockingQuery = new CompiledOnce((db) => CredentialRepository.connectionRow(db).forUpdate());
+
+  private static connectionRow(db: Handle) {
+    return db
+      .selectFrom('credentials')
+      .select(['secret', 'status'])
+      .where('user_id', '=', '')
+      .where('integration', '=', '');
+  }
 
   constructor(private readonly connection: Connection) {}
 
@@ -61,9 +73,12 @@ export class CredentialRepository {
     return connectedAt;
   }
 
-  /** The user's connections without their secrets: when, whether the app still takes it, and its account label. */
-  async list(userId: string): Promise<ConnectionSummary[]> {
-    const rows = await this.listQuery.rows(this.connection.db, [userId]);
+  /**
+   * The user's connections without their secrets: when, whether the app still takes it, and its
+   * account label. `db`: another handle to read on (Store.readTogether's connection).
+   */
+  async list(userId: string, db: Handle = this.connection.db): Promise<ConnectionSummary[]> {
+    const rows = await this.listQuery.rows(db, [userId]);
     return rows.map(({ account, ...row }) => (account ? { ...row, account } : row));
   }
 
@@ -97,16 +112,9 @@ export class CredentialRepository {
     integration: string,
     { forUpdate = false }: { forUpdate?: boolean } = {},
   ): Promise<ConnectionRow | undefined> {
-    const query = this.connectionQuery(userId, integration);
-    return (forUpdate && this.connection.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
-  }
-
-  private connectionQuery(userId: string, integration: string) {
-    return this.connection.db
-      .selectFrom('credentials')
-      .select(['secret', 'status'])
-      .where('user_id', '=', userId)
-      .where('integration', '=', integration);
+    const query = forUpdate && this.connection.dialect === 'postgres' ? this.lockingQuery : this.connectionQuery;
+    const [row] = await query.rows(this.connection.db, [userId, integration]);
+    return row;
   }
 
   /** A refreshed token replaces the stored one; the connection stays as it was connected. */

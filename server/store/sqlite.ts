@@ -12,9 +12,30 @@ const BUSY_TIMEOUT_MS = 5_000;
  * installing the service compiles nothing; each SQL text prepared once.
  */
 export function sqliteKysely(path: string, use?: PoolUse): Kysely<Tables> {
-  const dialect = new SqliteDialect({ database: preparingOnce(openSqlite(path)) });
-  return new Kysely<Tables>({ dialect: use ? use.counting(dialect) : dialect });
+  const database = openSqlite(path);
+  const dialect = new SqliteDialect({ database: preparingOnce(database) });
+  const db = new Kysely<Tables>({ dialect: use ? use.counting(dialect) : dialect });
+  const begin = database.prepare('begin deferred');
+  const commit = database.prepare('commit');
+  readTransactions.set(db, { begin: () => void begin.run(), end: () => void commit.run() });
+  return db;
 }
+
+/** Starts and ends a read transaction on a SQLite database's one connection (Store.readTogether). */
+export interface ReadTransaction {
+  begin(): void;
+  end(): void;
+}
+
+const readTransactions = new WeakMap<Kysely<Tables>, ReadTransaction>();
+
+/**
+ * The read transaction of a Kysely that `sqliteKysely` made; undefined for any other. Its BEGIN
+ * and COMMIT run on node:sqlite directly, prepared once: through Kysely each would cost about as
+ * much as the read lock it saves. Only for a caller that holds Kysely's connection
+ * (`db.connection()`), so that no other query runs inside it.
+ */
+export const readTransactionOf = (db: Kysely<Tables>): ReadTransaction | undefined => readTransactions.get(db);
 
 function openSqlite(path: string): DatabaseSync {
   restrictToOwner(path);

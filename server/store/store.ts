@@ -12,6 +12,7 @@ import { RateCountRepository } from './rate-counts.js';
 import { migrate } from './schema.js';
 import { SettingRepository } from './settings.js';
 import { SigningKeyRepository } from './signing-keys.js';
+import { readTransactionOf } from './sqlite.js';
 import { UserRepository } from './users.js';
 import { WebhookRequestRepository } from './webhook-requests.js';
 
@@ -91,6 +92,35 @@ export class Store<H extends Handle = Handle> {
   async transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     if (this.isTransaction()) return work(this);
     return inTransaction(this, (tx) => work(new Store(tx)));
+  }
+
+  /**
+   * Runs reads together, each given the handle to read on, and answers their results in order.
+   * On SQLite in one read transaction on its one connection: a statement of its own takes
+   * SQLite's read locks and gives them back (an `fcntl` on the database file and on its `-shm`
+   * file each way), which was most of the cost of a small read (issue 29, GET /setup); the reads
+   * then also see one snapshot. A deferred BEGIN, not the IMMEDIATE one of `transaction`: it
+   * takes no write lock, so it waits for no writer. On PostgreSQL side by side, each on a
+   * connection of the pool: one round trip's wait. Inside a transaction, in it, one by one.
+   */
+  async readTogether<T extends unknown[]>(...reads: { [K in keyof T]: (db: Handle) => Promise<T[K]> }): Promise<T> {
+    if (this.isTransaction()) {
+      const results: unknown[] = [];
+      for (const read of reads) results.push(await read(this.db));
+      return results as T;
+    }
+    const transaction = readTransactionOf(this.db);
+    if (!transaction) return Promise.all(reads.map((read) => read(this.db))) as Promise<T>;
+    return this.db.connection().execute(async (db) => {
+      transaction.begin();
+      try {
+        const results: unknown[] = [];
+        for (const read of reads) results.push(await read(db));
+        return results as T;
+      } finally {
+        transaction.end();
+      }
+    });
   }
 
   isTransaction(): this is StoreTransaction {

@@ -37,6 +37,8 @@ export type WorkflowListProperties = Partial<
     | 'modalStrings'
     | 'filterThreshold'
     | 'refreshInterval'
+    | 'oauthTimeout'
+    | 'oauthReturnUrl'
   >
 >;
 

@@ -46,6 +46,9 @@ export interface ForgeWorkflowListJsxProps
     Handlers<WorkflowListEventName>,
     DetailedHTMLProps<HTMLAttributes<ForgeWorkflowList>, ForgeWorkflowList> {
   'filter-threshold'?: number | string;
+  'refresh-interval'?: number | string;
+  'oauth-timeout'?: number | string;
+  'oauth-return-url'?: string;
 }
 
 export interface ForgeIntegrationListJsxProps

@@ -112,6 +112,8 @@ export class ForgeWorkflowList extends ForgeElement {
     integration: {},
     filterThreshold: { attribute: 'filter-threshold', type: Number },
     refreshInterval: { attribute: 'refresh-interval', type: Number },
+    oauthTimeout: { attribute: 'oauth-timeout', type: Number },
+    oauthReturnUrl: { attribute: 'oauth-return-url' },
     theme: { reflect: true },
     strings: { attribute: false },
     modalStrings: { attribute: false },
@@ -125,6 +127,17 @@ export class ForgeWorkflowList extends ForgeElement {
 
   /** Seconds between reads of the runs' health while the page is visible; 0 reads only on load and on return to the page. */
   refreshInterval = 60;
+
+  /** How long the modal the list opens waits for an app's sign-in window, in milliseconds. */
+  oauthTimeout = 3 * 60_000;
+
+  /**
+   * The address of the OAuth return page on this page's own origin (`oauthReturnPage` from
+   * `forge-embed/host`), passed to the modal the list opens, as on `<forge-config-modal>`:
+   * with it, "Connect" and "Reconnect <app>" finish even when the app's consent page cuts the
+   * sign-in window from this page.
+   */
+  oauthReturnUrl = '';
 
   /** Pins the color scheme; by default it follows the user's `prefers-color-scheme`. */
   theme?: 'light' | 'dark';
@@ -477,6 +490,8 @@ export class ForgeWorkflowList extends ForgeElement {
               .tokenProvider=${this.tokenProvider}
               workflow-id=${modalFor}
               reconnect=${modalReconnect}
+              oauth-timeout=${this.oauthTimeout}
+              oauth-return-url=${this.oauthReturnUrl}
               theme=${this.theme ?? nothing}
               .strings=${this.modalStrings}
               @forge-install=${this.#handleInstall}

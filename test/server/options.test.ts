@@ -2,9 +2,12 @@
  * GET /workflow/:workflowId/options (issue 26): a select variable's choices read from the
  * user's own app with the user's credential — paging, mapping, local search, the page kept
  * briefly per user, an app that refuses the credential, and ids the user may not use.
- * Against the sandbox's Slack conversations.list, with the demo catalog.
+ * Against the sandbox's Slack conversations.list, with the demo catalog; and against an app of
+ * the test's own that redirects, answers HTML or too much, or is not there.
  */
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { type RunningSandbox, SLACK_CHANNELS, startSandbox } from '../../server/sandbox.js';
 import { assertKeys, assertProblem, demoCatalog, TestService } from './support.js';
@@ -174,3 +177,106 @@ describe('GET /workflow/:workflowId/options', () => {
     assertProblem(answer, 403);
   });
 });
+
+describe('GET /workflow/:workflowId/options, against an app that misbehaves', () => {
+  /** What the app saw: each request's path and credential. */
+  const seen: Array<{ path: string; authorization: string | undefined; accept: string | undefined }> = [];
+  const elsewhere: string[] = [];
+  let app: Server;
+  let other: Server;
+  let broken: TestService;
+  let appUrl: string;
+  let otherUrl: string;
+  before(async () => {
+    other = createServer((request, response) => {
+      elsewhere.push(request.headers.authorization ?? '(none)');
+      response.end('{}');
+    });
+    otherUrl = await listen(other);
+    app = createServer((request, response) => {
+      const url = new URL(request.url!, 'http://app');
+      seen.push({ path: url.pathname, authorization: request.headers.authorization, accept: request.headers.accept });
+      const cursor = url.searchParams.get('cursor');
+      if (cursor === 'redirect') {
+        response.writeHead(302, { Location: `${otherUrl}/slack/conversations.list` }).end();
+      } else if (cursor === 'html') {
+        response.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><p>Sign in</p>');
+      } else if (cursor === 'huge') {
+        const channel = JSON.stringify({ id: 'C0000000000', name: 'x'.repeat(1000) });
+        response.writeHead(200, { 'Content-Type': 'application/json' });
+        response.end(`{"channels":[${Array.from({ length: 3000 }, () => channel).join(',')}]}`);
+      } else {
+        response.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+        response.end(`\uFEFF${JSON.stringify({ ok: true, channels: [{ id: 'C1', name: 'général' }] })}`);
+      }
+    });
+    appUrl = await listen(app);
+    broken = await TestService.start({ sandboxUrl: appUrl });
+  });
+  after(async () => {
+    await broken.close();
+    app.close();
+    other.close();
+  });
+
+  const read = async (cursor: string | undefined) => {
+    const user = await broken.newUser();
+    await broken.store.credentials.save(
+      user.userId,
+      'slack',
+      broken.service.secrets.seal({ kind: 'oauth2', accessToken: 'misbehaving-slack' }),
+    );
+    const query = new URLSearchParams({ blockId: block.id, variable: 'channel', ...(cursor ? { cursor } : {}) });
+    return broken.asUser(user.token, 'GET', `/workflow/${parent.workflowId}/options?${query}`);
+  };
+
+  test('sends the credential and asks for JSON; the answer is read as UTF-8', async () => {
+    const answer = await read(undefined);
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.body.options, [{ value: 'C1', label: 'général' }]);
+    assert.deepEqual(seen.at(-1), {
+      path: '/slack/conversations.list',
+      authorization: 'Bearer misbehaving-slack',
+      accept: 'application/json',
+    });
+  });
+
+  test('a redirect is not followed (the credential goes nowhere else) and is a 502', async () => {
+    const answer = await read('redirect');
+    assertProblem(answer, 502, { errors: ['integrations.slack'], detail: /answered 302 Found\. Try again\.$/ });
+    assert.deepEqual(elsewhere, []);
+  });
+
+  test('an answer that is not JSON, or too large to read, is a 502 naming the app', async () => {
+    assertProblem(await read('html'), 502, {
+      detail: /Slack \(http:\/\/127\.0\.0\.1:\d+\/slack\/conversations\.list\) did not answer with JSON/,
+    });
+    assertProblem(await read('huge'), 502, { detail: /Slack \(.*\) answered more than 2 MB/ });
+  });
+
+  test('an app that cannot be reached is a 502 with the reason', async () => {
+    const closed = createServer();
+    const closedUrl = await listen(closed);
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = await TestService.start({ sandboxUrl: closedUrl });
+    try {
+      const user = await unreachable.newUser();
+      await unreachable.store.credentials.save(
+        user.userId,
+        'slack',
+        unreachable.service.secrets.seal({ kind: 'oauth2', accessToken: 'unreachable-slack' }),
+      );
+      const query = new URLSearchParams({ blockId: block.id, variable: 'channel' });
+      const answer = await unreachable.asUser(user.token, 'GET', `/workflow/${parent.workflowId}/options?${query}`);
+      assertProblem(answer, 502, { detail: /could not be reached \(ECONNREFUSED\)\. Try again\.$/ });
+      assert.doesNotMatch(answer.text, /unreachable-slack/);
+    } finally {
+      await unreachable.close();
+    }
+  });
+});
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}

@@ -106,3 +106,37 @@ test('a read for update is offered only on a store bound to a transaction', () =
     const locked = await store.transaction((tx) => tx.children.getForUpdate(child.id));
     assert.equal(locked?.id, child.id);
   }));
+
+test('reads together answer each read in order, end their read transaction even when a read fails, and run in a transaction when given one', () =>
+  withStore(async (store) => {
+    const userId = await store.users.create('Ada', 'ada@example.com');
+    const child = await store.children.create(userId, 'parent', {});
+    await store.credentials.save(userId, 'slack', 'sealed');
+    const [children, credentials] = await store.readTogether(
+      (db) => store.children.list(userId, db),
+      (db) => store.credentials.list(userId, db),
+    );
+    assert.deepEqual(children, await store.children.list(userId));
+    assert.deepEqual(credentials, await store.credentials.list(userId));
+    assert.equal(children[0]?.id, child.id);
+    await assert.rejects(
+      store.readTogether(
+        (db) => store.children.list(userId, db),
+        async () => {
+          throw new Error('a read failed');
+        },
+      ),
+      /a read failed/,
+    );
+    // No read transaction is left open: a write transaction starts (SQLite refuses a BEGIN inside one) and commits.
+    await store.transaction((tx) => tx.settings.set('note', 'written after'));
+    assert.equal(await store.settings.get('note'), 'written after');
+    await store.transaction(async (tx) => {
+      await tx.credentials.save(userId, 'hubspot', 'sealed');
+      const [inside] = await tx.readTogether((db) => tx.credentials.list(userId, db));
+      assert.deepEqual(
+        inside.map((c) => c.integration),
+        ['hubspot', 'slack'],
+      );
+    });
+  }));

@@ -10,6 +10,7 @@ export const configured = (
       token-url="/forge-token"
       tokenProvider={async () => 'user-token'}
       strings={{ enable: 'Turn on' }}
+      oauth-return-url="/forge-oauth-return"
       onforge-toggle={(event) => event.detail.active satisfies boolean}
       onforge-error={(event) => event.detail.code satisfies string}
     />
