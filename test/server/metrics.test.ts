@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Histogram, Registry } from 'prom-client';
+import { Histogram, type OpenMetricsContentType, Registry } from 'prom-client';
 import { Metrics } from '../../server/metrics.js';
 import { BACKEND } from './backend.js';
 import { type Harness, newUser, REFUSE, Receiver, sendWebhook, startHarness, until } from './engine-support.js';
@@ -94,12 +94,15 @@ test("the request duration histogram reads as prom-client's Histogram does, in t
       theirs.observe({ method, route, status }, seconds);
     }
     const [mine, prom] = [new Registry(), new Registry()];
+    const [mineOpen, promOpen] = [new Registry<OpenMetricsContentType>(), new Registry<OpenMetricsContentType>()];
+    for (const registry of [mineOpen, promOpen]) registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
     mine.registerMetric(ours as never);
+    mineOpen.registerMetric(ours as never);
     prom.registerMetric(theirs);
+    promOpen.registerMetric(theirs);
     assert.equal(await mine.metrics(), await prom.metrics());
     assert.deepEqual(await mine.getMetricsAsJSON(), await prom.getMetricsAsJSON());
-    for (const registry of [mine, prom]) registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
-    assert.equal(await mine.metrics(), await prom.metrics());
+    assert.equal(await mineOpen.metrics(), await promOpen.metrics());
     assert.match(
       await mine.metrics(),
       /^forge_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/forge\/2021-12\/workflow",status="200"\} 2$/m,
