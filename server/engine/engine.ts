@@ -508,7 +508,7 @@ export class Engine {
     // time do not all see room for one more.
     this.accepting++;
     const answer = await store
-      .transaction(async (tx) => {
+      .sharedTransaction(async (tx) => {
         if (idempotencyKey !== undefined) {
           const now = this.clock.now();
           const holder = await tx.webhookRequests.claim(
@@ -557,9 +557,13 @@ export class Engine {
     if (!waiters) this.executionWaiters.set(executionId, (waiters = new Set()));
     waiters.add(waiter);
     try {
-      for (;;) {
-        const stored = await this.options.store.logs.executionFinished(executionId);
-        if (stored !== undefined) return { finished: stored };
+      // A run this instance has begun is not stored yet, and it wakes this wait when it is: the
+      // first look at the database is spared (issue 27, item 9). Every later one reads.
+      for (let first = true; ; first = false) {
+        if (!first || !this.runsExecution(executionId)) {
+          const stored = await this.options.store.logs.executionFinished(executionId);
+          if (stored !== undefined) return { finished: stored };
+        }
         const left = deadline - Date.now();
         // A stopping instance waits only for the runs it finishes itself.
         if (left <= 0 || (this.stopping && !this.runsExecution(executionId))) return undefined;
@@ -710,7 +714,7 @@ export class Engine {
     job: Job | undefined,
   ): Promise<ErrorLogEntry | undefined> {
     const { store, delivery } = this.options;
-    const error = await store.transaction(async (tx) => {
+    const error = await store.sharedTransaction(async (tx) => {
       // Another instance that took this job after its lease ran out stored it: this run is not stored.
       if (job && !(await this.options.jobs.complete(job, tx))) throw new JobLost();
       // The user may have been deleted (or the workflow removed) while this ran: its logs went with it.

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { Store } from '../../server/store/store.js';
-import { BACKEND, testDatabase } from './backend.js';
+import { BACKEND, sqliteOnly, testDatabase } from './backend.js';
 
 /** A store on a clean database for `work`, closed and dropped after. */
 async function withStore(work: (store: Store) => Promise<void>): Promise<void> {
@@ -105,6 +109,58 @@ test('a read for update is offered only on a store bound to a transaction', () =
     assert.equal(typeof outside, 'function');
     const locked = await store.transaction((tx) => tx.children.getForUpdate(child.id));
     assert.equal(locked?.id, child.id);
+  }));
+
+test('shared transactions begun together commit once, and each is answered only after that commit', {
+  skip: sqliteOnly,
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'forge-shared-'));
+  const file = join(dir, 'forge.db');
+  const store = await Store.open(file);
+  // Another connection to the file sees only what was committed.
+  const reader = new DatabaseSync(file, { readOnly: true });
+  const committed = () => (reader.prepare('SELECT count(*) AS n FROM settings').get() as { n: number }).n;
+  try {
+    const before = committed();
+    const seenByOthers: number[] = [];
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        store.sharedTransaction(async (tx) => {
+          seenByOthers.push(committed() - before);
+          await tx.settings.set(`shared-${i}`, 'written');
+        }),
+      ),
+    );
+    // Had each had a commit of its own, the later ones would have seen the earlier ones' rows.
+    assert.deepEqual(seenByOthers, [0, 0, 0, 0, 0]);
+    assert.equal(committed() - before, 5);
+  } finally {
+    reader.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a shared transaction that throws rolls back its own writes only, and gets its own error', () =>
+  withStore(async (store) => {
+    const results = await Promise.allSettled(
+      ['kept-1', 'undone', 'kept-2'].map((name) =>
+        store.sharedTransaction(async (tx) => {
+          await tx.settings.set(name, 'written');
+          if (name === 'undone') throw new Error(`${name} failed`);
+          return name;
+        }),
+      ),
+    );
+    assert.deepEqual(
+      results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)),
+      ['kept-1', 'undone failed', 'kept-2'],
+    );
+    assert.equal(await store.settings.get('kept-1'), 'written');
+    assert.equal(await store.settings.get('undone'), undefined);
+    assert.equal(await store.settings.get('kept-2'), 'written');
+    // Inside a transaction, a shared one runs in it.
+    await store.transaction(async (tx) => tx.sharedTransaction(async (inner) => assert.equal(inner, tx)));
   }));
 
 test('reads together answer each read in order, end their read transaction even when a read fails, and run in a transaction when given one', () =>
