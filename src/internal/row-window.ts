@@ -113,8 +113,10 @@ export class RowWindow implements ReactiveController {
     if (this.#keys.length <= WINDOW_FROM) return;
     this.#frame ||= requestAnimationFrame(() => {
       this.#frame = 0;
-      // A grid resized to more or fewer columns cuts its blocks elsewhere.
-      if (`${this.#perLine}:${[...this.#shownBlocks()]}` !== this.#shown) this.#host.requestUpdate();
+      // A grid resized to more or fewer columns cuts its blocks elsewhere (and the first render
+      // of a grid, before it was laid out, counted one row a line): #shownBlocks reads the columns.
+      const shown = this.#shownBlocks();
+      if (`${this.#perLine}:${[...shown]}` !== this.#shown) this.#host.requestUpdate();
     });
   };
 
