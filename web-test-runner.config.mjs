@@ -60,19 +60,33 @@ const coopApi = (path, init = {}) =>
 
 /**
  * A catalog of LONG_LIST_ROWS workflows (copies of the demo's first one, numbered), on a service of
- * its own: long enough that <forge-workflow-list> renders only the rows near the viewport.
+ * its own: long enough that <forge-workflow-list> renders only the rows near the viewport. Each
+ * also works with one of LONG_LIST_APPS more apps, so <forge-integration-list> has a long grid too.
  */
 const LONG_LIST_ROWS = 300;
+const LONG_LIST_APPS = 120;
+/** The apps the long catalog's grid shows: the first workflow's and the LONG_LIST_APPS. */
+let longListAppCount = 0;
 function writeLongCatalog() {
   const dir = mkdtempSync(join(tmpdir(), 'forge-long-catalog-'));
   cpSync(join(dirname(DEMO_CATALOG), 'icons'), join(dir, 'icons'), { recursive: true });
   const demo = JSON.parse(readFileSync(DEMO_CATALOG, 'utf8'));
+  const apps = Array.from({ length: LONG_LIST_APPS }, (_, n) => ({
+    ...demo.integrations.find((app) => app.type === 'oauth2'),
+    name: `long-app-${n + 1}`,
+    displayName: `Long app ${n + 1}`,
+  }));
   const workflows = Array.from({ length: LONG_LIST_ROWS }, (_, n) => ({
     ...demo.workflows[0],
     workflowId: `long-${String(n + 1).padStart(3, '0')}`,
     name: `Long list workflow ${n + 1}`,
+    integrations: [...demo.workflows[0].integrations, apps[n % LONG_LIST_APPS].name],
   }));
-  writeFileSync(join(dir, 'catalog.json'), JSON.stringify({ ...demo, workflows }));
+  longListAppCount = new Set(workflows.flatMap((workflow) => workflow.integrations)).size;
+  writeFileSync(
+    join(dir, 'catalog.json'),
+    JSON.stringify({ ...demo, integrations: [...demo.integrations, ...apps], workflows }),
+  );
   return join(dir, 'catalog.json');
 }
 const longService = await startService({
@@ -158,7 +172,12 @@ const forgeCommands = {
           method: 'POST',
           body: JSON.stringify({ name: `Long list user ${n}`, email: `long-${n}@example.com` }),
         });
-        return { apiBase: longService.url, userId, rows: LONG_LIST_ROWS };
+        return {
+          apiBase: longService.url,
+          userId,
+          rows: LONG_LIST_ROWS,
+          apps: longListAppCount,
+        };
       }
       case 'longToken':
         return (await longApi(`/user/${args.userId}/token`)).token;

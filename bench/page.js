@@ -205,7 +205,8 @@ window.bench = {
   /**
    * A `<forge-integration-list>` of `apps` apps appended to a page that has its chunk already, as
    * renderList measures the list: answers the time from appending, and from the service's last
-   * answer, to every card shown and the grid laid out.
+   * answer, to the cards shown (those near the viewport, for a grid this long, each saying it is
+   * one of `apps`) and the grid laid out.
    */
   async renderApps({ apiBase, tokenUrl, apps }) {
     await loadIntegrationList();
@@ -215,11 +216,11 @@ window.bench = {
     grid.setAttribute('api-base', apiBase);
     grid.setAttribute('token-url', tokenUrl);
     document.body.append(grid);
-    await whenReady(
-      grid.shadowRoot,
-      () => grid.shadowRoot.querySelectorAll('[part~="app"]').length === apps,
-      `${apps} apps`,
-    );
+    const loaded = () => {
+      const shown = grid.shadowRoot.querySelectorAll('[part~="app"]');
+      return shown.length === apps || shown[0]?.getAttribute('aria-setsize') === String(apps);
+    };
+    await whenReady(grid.shadowRoot, loaded, `${apps} apps`);
     grid.shadowRoot.querySelector('[part~="grid"]').getBoundingClientRect();
     const done = performance.now();
     const answered = Math.max(

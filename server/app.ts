@@ -331,7 +331,9 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   if (metrics) {
     app.addHook('onResponse', (request, reply, done) => {
       metrics.requestDuration.observe(
-        { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode },
+        request.method,
+        request.routeOptions.url ?? 'unmatched',
+        reply.statusCode,
         reply.elapsedTime / 1000,
       );
       done();

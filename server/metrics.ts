@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
 import { type Clock, systemClock } from './clock.js';
 import type { Store } from './store/store.js';
 
@@ -10,13 +10,7 @@ import type { Store } from './store/store.js';
 export class Metrics {
   readonly registry = new Registry();
 
-  readonly requestDuration = new Histogram({
-    name: 'forge_http_request_duration_seconds',
-    help: 'Time from a request to its answer, by method, route (the pattern, not the path) and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
-  });
+  readonly requestDuration = new RequestDurations(this.registry);
 
   readonly runsStarted = new Counter({
     name: 'forge_runs_started_total',
@@ -161,3 +155,99 @@ export class Metrics {
 }
 
 const DELIVERY_CHANNELS = ['webhook', 'eventBus'];
+
+/** One method, route and status: its counts per bucket (not cumulative; the last is over the top bound). */
+interface DurationSeries {
+  labels: { method: string; route: string; status: number };
+  counts: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/**
+ * `forge_http_request_duration_seconds`: the request duration histogram, observed for every
+ * request. prom-client's `Histogram.observe` cost 0.7–1.6 µs a call alone, and its hook 5.4 µs
+ * a request in the service under load (issue 28's 5% budget; docs/design-notes.md): it makes a
+ * key string from the labels and finds the series by it, and a bucket by a number-keyed
+ * property, each time; a child from `labels()` does the same. This keeps each series where three
+ * map lookups find it (method, route pattern, status: strings and a number the service already
+ * holds) and counts it in an array: 0.13–0.19 µs alone, 1.7 µs for the hook. It is registered in the
+ * service's prom-client registry as a metric that prom-client formats when scraped, with the
+ * values prom-client's Histogram gives (`getForPromString`, `get`), so /metrics reads the same.
+ */
+class RequestDurations {
+  readonly name = 'forge_http_request_duration_seconds';
+  readonly help = 'Time from a request to its answer, by method, route (the pattern, not the path) and status.';
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  readonly labelNames = ['method', 'route', 'status'];
+  private readonly bounds = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  /** By method, then route, then status. */
+  private found = new Map<string, Map<string, Map<number, DurationSeries>>>();
+  /** In the order first observed, as prom-client lists them. */
+  private series: DurationSeries[] = [];
+
+  constructor(registry: Registry) {
+    // prom-client's registry reads a metric's name, help, type and values (getForPromString or get);
+    // its TypeScript types name only its own metric classes.
+    registry.registerMetric(this as unknown as Metric);
+  }
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    let byRoute = this.found.get(method);
+    if (!byRoute) this.found.set(method, (byRoute = new Map()));
+    let byStatus = byRoute.get(route);
+    if (!byStatus) byRoute.set(route, (byStatus = new Map()));
+    let series = byStatus.get(status);
+    if (!series) {
+      series = {
+        labels: { method, route, status },
+        counts: new Float64Array(this.bounds.length + 1),
+        sum: 0,
+        count: 0,
+      };
+      byStatus.set(status, series);
+      this.series.push(series);
+    }
+    let bucket = 0;
+    while (bucket < this.bounds.length && seconds > this.bounds[bucket]!) bucket++;
+    series.counts[bucket]! += 1;
+    series.sum += seconds;
+    series.count += 1;
+  }
+
+  /** The values as prom-client's Histogram lists them for the text format: the series' labels as shared labels. */
+  async getForPromString() {
+    const name = this.name;
+    const values = this.series.flatMap(({ labels, counts, sum, count }) => {
+      let below = 0;
+      return [
+        ...this.bounds.map((le, i) => {
+          below += counts[i]!;
+          return { labels: { le }, sharedLabels: labels, value: below, metricName: `${name}_bucket`, exemplar: null };
+        }),
+        { labels: { le: '+Inf' }, sharedLabels: labels, value: count, metricName: `${name}_bucket`, exemplar: null },
+        { labels: {}, sharedLabels: labels, value: sum, metricName: `${name}_sum`, exemplar: undefined },
+        { labels: {}, sharedLabels: labels, value: count, metricName: `${name}_count`, exemplar: undefined },
+      ];
+    });
+    return { name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  /** The same with each value's labels whole (getMetricsAsJSON). */
+  async get() {
+    const data = await this.getForPromString();
+    return {
+      ...data,
+      values: data.values.map(({ sharedLabels, labels, ...value }) => ({
+        ...value,
+        labels: { ...labels, ...sharedLabels },
+      })),
+    };
+  }
+
+  reset(): void {
+    this.found = new Map();
+    this.series = [];
+  }
+}

@@ -1,28 +1,21 @@
 import { expect, fixture, html } from '@open-wc/testing';
-import { executeServerCommand, sendKeys } from '@web/test-runner-commands';
-import { allByPart, byPart, byRole } from './support/harness.js';
+import { sendKeys } from '@web/test-runner-commands';
 import '../src/workflow-list/define.js';
 import type { ForgeWorkflowList } from '../src/workflow-list/workflow-list.js';
+import { allByPart, byPart, byRole } from './support/harness.js';
+import { longCatalog, nextFrame, placeOf } from './support/long-catalog.js';
 import { waitUntil } from './support/wait.js';
 
-// A service whose catalog offers a few hundred workflows (web-test-runner.config.mjs): a list
-// that long renders only the rows near the viewport.
-const forge = <T>(action: string, args: Record<string, unknown> = {}) =>
-  executeServerCommand<T, Record<string, unknown>>('forge', { action, ...args });
-
 const rowsOf = (list: ForgeWorkflowList) => allByPart(list.shadowRoot!, 'row');
-const placeOf = (row: Element) => Number(row.getAttribute('aria-posinset'));
-const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
 
 let total: number;
 
 async function longList(): Promise<ForgeWorkflowList> {
-  const { apiBase, userId, rows } = await forge<{ apiBase: string; userId: string; rows: number }>('longList');
+  const { apiBase, tokenProvider, rows } = await longCatalog();
   total = rows;
-  const list = await fixture<ForgeWorkflowList>(html`<forge-workflow-list
-    api-base=${apiBase}
-    .tokenProvider=${() => forge<string>('longToken', { userId })}
-  ></forge-workflow-list>`);
+  const list = await fixture<ForgeWorkflowList>(
+    html`<forge-workflow-list api-base=${apiBase} .tokenProvider=${tokenProvider}></forge-workflow-list>`,
+  );
   await waitUntil(() => rowsOf(list).length > 0, 'the long list never showed its rows');
   return list;
 }

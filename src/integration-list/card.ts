@@ -35,8 +35,11 @@ function stateOf(t: IntegrationListStrings, app: IntegrationSummary, connection?
   return { kind: 'ok', glyph: '✓', words: connection.account ? t.connectedAs(connection.account) : t.connected };
 }
 
-/** One app's card; `n` numbers the ids inside it. */
-export function cardView(c: CardContext, app: IntegrationSummary, n: number) {
+/**
+ * One app's card; `n` numbers the ids inside it. In a grid that renders only the cards near the
+ * viewport, `total` is how many apps it shows and `n + 1` this card's place among them.
+ */
+export function cardView(c: CardContext, app: IntegrationSummary, n: number, total?: number) {
   const { t, on } = c;
   const { name, displayName, icon, description, category } = app;
   const connection = c.connections.get(name);
@@ -78,7 +81,7 @@ export function cardView(c: CardContext, app: IntegrationSummary, n: number) {
           : nothing
       }`;
   }
-  return html`<li class="app" part="app" data-key=${name}>
+  return html`<li class="app" part="app" data-key=${name} aria-posinset=${total ? n + 1 : nothing} aria-setsize=${total ?? nothing}>
     <div class="app-head">
       ${
         url

@@ -38,9 +38,6 @@ export const integrationListStyles = css`
     border: 1px solid var(--_border);
     border-radius: var(--_radius);
     background: var(--_surface);
-    /* Cards far below the fold skip layout and paint until they come near the viewport. */
-    content-visibility: auto;
-    contain-intrinsic-size: auto 10rem;
   }
   .app-head {
     display: flex;

@@ -15,6 +15,7 @@ import { DisconnectConfirm, disconnectConfirmStyles } from '../internal/disconne
 import { ForgeElement } from '../internal/forge-element.js';
 import { loadConfigModal } from '../internal/load-modal.js';
 import { Localize } from '../internal/localize.js';
+import { RowWindow } from '../internal/row-window.js';
 import { themeStyles } from '../theme.js';
 import { emptyView, loadErrorView, loadingView } from '../workflow-list/messages.js';
 import { without } from '../workflow-list/state.js';
@@ -140,6 +141,8 @@ export class ForgeIntegrationList extends ForgeElement {
   // A connect or disconnect anywhere on the page (the modal's, another element's) reads the user's state again.
   readonly #connection = new Connection(this, () => void this.#reread());
   readonly #confirm = new DisconnectConfirm(this);
+  // Past a hundred apps, only the cards near the viewport are rendered.
+  readonly #window = new RowWindow(this, () => this.renderRoot.querySelector<HTMLElement>('.grid'));
 
   get #text(): IntegrationListStrings {
     return this.#localize.texts;
@@ -155,6 +158,10 @@ export class ForgeIntegrationList extends ForgeElement {
   #loadTask = new Task(this, {
     args: () => [this.apiBase, this.tokenUrl, this.tokenProvider, this.integration] as const,
     task: async ([, , , integration], { signal }) => {
+      // Every card counts its workflows, and a page's first plural rules and number format take
+      // tens of milliseconds to make: made while the token and the reads are on their way, not
+      // after they answer (a task later, once the token's request has gone out).
+      setTimeout(() => this.#localize.plural(0, { other: '' }));
       const client = await this.#connection.ready(signal);
       const [summaries, children, connections] = await Promise.all([
         client.listWorkflowSummaries({ integration }, { signal }),
@@ -422,7 +429,10 @@ export class ForgeIntegrationList extends ForgeElement {
       ${
         shown[0]
           ? html`<ul class="grid" part="grid" role="list" aria-label=${t.listLabel} aria-busy=${pending} tabindex="-1" data-landing>
-              ${shown.map((app) => cardView(context, app.integration, apps.indexOf(app)))}
+              ${this.#window.render(
+                shown.map((app) => app.integration.name),
+                (i, total) => cardView(context, shown[i]!.integration, i, total),
+              )}
             </ul>`
           : html`<p class="message muted">${t.noMatches}</p>`
       }`;

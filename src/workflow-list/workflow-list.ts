@@ -1,8 +1,8 @@
 // Over 400 lines for a reason: about 60 of them are the class JSDoc, which the manifest and
 // docs/elements.md are generated from. The rows and their run health (row.ts, health.ts), the
 // loading, empty and failed views (messages.ts), the switch queue (switch-queue.ts), what a load
-// holds (state.ts) and the windowing (row-window.ts) live beside this file; this one holds the
-// element itself.
+// holds (state.ts) live beside this file, the windowing in internal/row-window.ts (the grid of
+// apps windows its cards with it too); this one holds the element itself.
 import { Task, TaskStatus } from '@lit/task';
 import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { ForgeApiError } from '../api/embed-client.js';
@@ -15,10 +15,10 @@ import { Connection } from '../internal/connection.js';
 import { ForgeElement } from '../internal/forge-element.js';
 import { loadConfigModal, prefetchConfigModal, prefetchConfigModalWhenIdle } from '../internal/load-modal.js';
 import { Localize } from '../internal/localize.js';
+import { RowWindow } from '../internal/row-window.js';
 import { themeStyles } from '../theme.js';
 import { emptyView, loadErrorView, loadingView } from './messages.js';
 import { rowView } from './row.js';
-import { RowWindow } from './row-window.js';
 import {
   emptyListView,
   type Installed,
@@ -395,25 +395,11 @@ export class ForgeWorkflowList extends ForgeElement {
       integrations,
       actions: this.#rowActions,
     };
-    const total = this.#window.windows(shown.length) ? shown.length : undefined;
-    return this.#window
-      .blocks(shown.map((offer) => offer.parent.workflowId))
-      .map(({ from, to, spacer }) =>
-        spacer === undefined
-          ? shown.slice(from, to).map((offer, i) => rowView(context, offer, total && from + i + 1, total))
-          : html`<li class="gap" aria-hidden="true" .style=${`height:${spacer}px`}></li>`,
-      );
+    return this.#window.render(
+      shown.map((offer) => offer.parent.workflowId),
+      (i, total) => rowView(context, shown[i]!, total && i + 1, total),
+    );
   }
-
-  #handleFocusIn = (event: FocusEvent): void => {
-    prefetchConfigModal();
-    this.#window.focusedKey = (event.target as Element).closest<HTMLElement>('[data-key]')?.dataset.key;
-  };
-
-  #handleFocusOut = ({ relatedTarget }: FocusEvent): void => {
-    if (!(relatedTarget instanceof Node && this.renderRoot.contains(relatedTarget)))
-      this.#window.focusedKey = undefined;
-  };
 
   readonly #handleRetry = async (): Promise<void> => {
     await this.refresh();
@@ -465,8 +451,7 @@ export class ForgeWorkflowList extends ForgeElement {
               tabindex="-1"
               data-landing
               @pointerover=${prefetchConfigModal}
-              @focusin=${this.#handleFocusIn}
-              @focusout=${this.#handleFocusOut}
+              @focusin=${prefetchConfigModal}
             >
               ${this.#renderRows(listing!, shown!)}
             </ul>`

@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Histogram, type OpenMetricsContentType, Registry } from 'prom-client';
+import { Metrics } from '../../server/metrics.js';
 import { BACKEND } from './backend.js';
 import { type Harness, newUser, REFUSE, Receiver, sendWebhook, startHarness, until } from './engine-support.js';
 
@@ -64,6 +66,50 @@ describe('GET /metrics', () => {
       assert.match(text, line);
     }
   });
+});
+
+test("the request duration histogram reads as prom-client's Histogram does, in text, OpenMetrics and JSON", async () => {
+  // The service counts request durations itself (cheaper per request, issue 28's budget); a
+  // scrape must not tell the difference. Same observations, both formats, both ways of reading.
+  const h = await startHarness();
+  try {
+    const ours = new Metrics(h.service.store).requestDuration;
+    const theirs = new Histogram({
+      name: 'forge_http_request_duration_seconds',
+      help: 'Time from a request to its answer, by method, route (the pattern, not the path) and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [],
+    });
+    const observed = [
+      ['GET', '/forge/2021-12/workflow', 200, 0.001],
+      ['GET', '/forge/2021-12/workflow', 200, 0.005],
+      ['POST', '/forge/2021-12/user', 401, 0.0051],
+      ['GET', 'unmatched', 404, 20],
+      ['GET', '/forge/2021-12/workflow', 500, 0.3],
+      ['GET', '/forge/2021-12/workflow', 200, 10],
+    ] as const;
+    for (const [method, route, status, seconds] of observed) {
+      ours.observe(method, route, status, seconds);
+      theirs.observe({ method, route, status }, seconds);
+    }
+    const [mine, prom] = [new Registry(), new Registry()];
+    const [mineOpen, promOpen] = [new Registry<OpenMetricsContentType>(), new Registry<OpenMetricsContentType>()];
+    for (const registry of [mineOpen, promOpen]) registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    mine.registerMetric(ours as never);
+    mineOpen.registerMetric(ours as never);
+    prom.registerMetric(theirs);
+    promOpen.registerMetric(theirs);
+    assert.equal(await mine.metrics(), await prom.metrics());
+    assert.deepEqual(await mine.getMetricsAsJSON(), await prom.getMetricsAsJSON());
+    assert.equal(await mineOpen.metrics(), await promOpen.metrics());
+    assert.match(
+      await mine.metrics(),
+      /^forge_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/forge\/2021-12\/workflow",status="200"\} 2$/m,
+    );
+  } finally {
+    await h.close();
+  }
 });
 
 describe('queues and the database pool', () => {
