@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
+import type { Handle } from './connection.js';
 import type { Store, StoreTransaction } from './store.js';
 
 /**
@@ -142,38 +143,25 @@ export class SqliteJobQueue implements JobQueue {
 
   async renew(jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return;
-    await this.store.db
-      .updateTable('jobs')
+    await this.held(
+      this.store.db,
+      jobs.map((job) => job.id),
+    )
       .set({ lease_until: sql`${NOW} + ${LEASE_MS}` })
-      .where(
-        'id',
-        'in',
-        jobs.map((job) => job.id),
-      )
-      .where('leased_by', '=', this.holder)
-      .where('state', '=', 'active')
       .execute();
   }
 
   async complete(job: Job, tx: StoreTransaction): Promise<boolean> {
-    const done = await tx.db
-      .updateTable('jobs')
+    const done = await this.held(tx.db, [job.id])
       // The webhook's body is not kept past its run; the id alone keeps the job from coming back.
       .set({ state: 'done', data: '{}', leased_by: null, lease_until: null, done_at: NOW })
-      .where('id', '=', job.id)
-      .where('leased_by', '=', this.holder)
-      .where('state', '=', 'active')
       .executeTakeFirst();
     return done.numUpdatedRows === 1n;
   }
 
   async fail(job: Job, _reason: string, delayMs: number): Promise<void> {
-    await this.store.db
-      .updateTable('jobs')
+    await this.held(this.store.db, [job.id])
       .set({ state: 'ready', leased_by: null, lease_until: null, run_after: sql`${NOW} + ${delayMs}` })
-      .where('id', '=', job.id)
-      .where('leased_by', '=', this.holder)
-      .where('state', '=', 'active')
       .execute();
   }
 
@@ -184,17 +172,24 @@ export class SqliteJobQueue implements JobQueue {
 
   async release(jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return;
-    await this.store.db
-      .updateTable('jobs')
+    await this.held(
+      this.store.db,
+      jobs.map((job) => job.id),
+    )
       .set((eb) => ({ state: 'ready', leased_by: null, lease_until: null, attempts: eb('attempts', '-', 1) }))
-      .where(
-        'id',
-        'in',
-        jobs.map((job) => job.id),
-      )
-      .where('leased_by', '=', this.holder)
-      .where('state', '=', 'active')
       .execute();
+  }
+
+  /**
+   * An update of those of `ids` this instance still holds: a job whose lease ran out and passed
+   * to another instance, or that is done, is not touched.
+   */
+  private held(db: Handle, ids: string[]) {
+    return db
+      .updateTable('jobs')
+      .where('id', 'in', ids)
+      .where('leased_by', '=', this.holder)
+      .where('state', '=', 'active');
   }
 
   async close(): Promise<void> {}
