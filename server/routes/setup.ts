@@ -1,9 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { Setup } from 'forge-embed/client';
 import { CatalogAnswers } from '../catalog/answers.js';
 import { badRequest, sendJsonText } from '../http.js';
 import { SetupSchema } from '../schemas.js';
-import type { ChildRow } from '../store/children.js';
 import { childView } from '../views.js';
 import { baseOf, type RoutePlugin } from './context.js';
 
@@ -50,11 +48,8 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
       const workflows = workflowId === undefined ? catalog.list(integration) : [catalog.active(workflowId)];
       const offered = new Map(workflows.map((parent) => [parent.workflowId, parent]));
       const base = baseOf(request);
-      // Together: on SQLite under one read lock, on PostgreSQL side by side (one round trip's wait).
-      const [children, credentials] = await store.readTogether<[ChildRow[], Setup['credentials']]>(
-        (db) => store.children.list(userId, db),
-        (db) => store.credentials.list(userId, db),
-      );
+      // In one statement: on SQLite one read lock, on PostgreSQL one round trip.
+      const { children, connections: credentials } = await store.childrenAndConnections(userId);
       const installed = children
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));
