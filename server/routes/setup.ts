@@ -16,7 +16,8 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
   api.get(
     '/setup',
     {
-      config: { access: 'user' },
+      // The credential check reads the user's children and connections with the user.
+      config: { access: 'user', withTokenUser: 'childrenAndConnections' },
       schema: {
         summary: 'Everything one open of the configuration modal needs',
         description: 'Give exactly one of workflowId and integration.',
@@ -48,8 +49,10 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
       const workflows = workflowId === undefined ? catalog.list(integration) : [catalog.active(workflowId)];
       const offered = new Map(workflows.map((parent) => [parent.workflowId, parent]));
       const base = baseOf(request);
-      // In one statement: on SQLite one read lock, on PostgreSQL one round trip.
-      const { children, connections: credentials } = await store.childrenAndConnections(userId);
+      // Read with the token's user, in one statement (issue 29); read here only if the route's
+      // config stopped asking for them.
+      const { children, connections: credentials } =
+        request.tokenUserOwn ?? (await store.userWithChildrenAndConnections(userId));
       const installed = children
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));

@@ -163,18 +163,29 @@ test('a shared transaction that throws rolls back its own writes only, and gets 
     await store.transaction(async (tx) => tx.sharedTransaction(async (inner) => assert.equal(inner, tx)));
   }));
 
-test("a user's children and connections in one statement: each as its own list answers them, in its order, only the user's", () =>
+test("a user with their children and connections in one statement: each as its own read answers it, in its order, only the user's", () =>
   withStore(async (store) => {
     const userId = await store.users.create('Ada', 'ada@example.com');
     const otherId = await store.users.create('Grace', 'grace@example.com');
-    assert.deepEqual(await store.childrenAndConnections(userId), { children: [], connections: [] });
+    assert.deepEqual(await store.userWithChildrenAndConnections(userId), {
+      user: await store.users.get(userId),
+      children: [],
+      connections: [],
+    });
+    assert.deepEqual(await store.userWithChildrenAndConnections('no-such-user'), {
+      user: undefined,
+      children: [],
+      connections: [],
+    });
     const first = await store.children.create(userId, 'parent-b', { block: { channel: 'general' } });
     const second = await store.children.create(userId, 'parent-a', {});
     await store.children.create(otherId, 'parent-a', {});
     await store.credentials.save(userId, 'slack', 'sealed', 'Acme workspace');
     await store.credentials.save(userId, 'github', 'sealed');
     await store.credentials.save(otherId, 'hubspot', 'sealed');
-    const { children, connections } = await store.childrenAndConnections(userId);
+    const { user, children, connections } = await store.userWithChildrenAndConnections(userId);
+    // The same fields in the same order as users.get's.
+    assert.equal(JSON.stringify(user), JSON.stringify(await store.users.get(userId)));
     assert.deepEqual(children, await store.children.list(userId));
     assert.deepEqual(connections, await store.credentials.list(userId));
     assert.deepEqual(
@@ -189,7 +200,7 @@ test("a user's children and connections in one statement: each as its own list a
     );
     await store.transaction(async (tx) => {
       await tx.credentials.save(userId, 'hubspot', 'sealed');
-      const inside = await tx.childrenAndConnections(userId);
+      const inside = await tx.userWithChildrenAndConnections(userId);
       assert.deepEqual(
         inside.connections.map((c) => c.integration),
         ['github', 'hubspot', 'slack'],
@@ -200,29 +211,30 @@ test("a user's children and connections in one statement: each as its own list a
 test("a read outside a transaction never sees another transaction's uncommitted writes, on SQLite's one connection too", () =>
   withStore(async (store) => {
     const userId = await store.users.create('Ada', 'ada@example.com');
+    const user = await store.users.get(userId);
     let reads: Promise<unknown[]> | undefined;
     await assert.rejects(
       store.transaction(async (tx) => {
-        const added = await tx.users.create('Grace', 'grace@example.com');
-        await tx.children.create(userId, 'parent', {});
-        await tx.credentials.save(userId, 'slack', 'sealed');
-        await tx.users.delete(userId);
         // Read while the transaction is open (on SQLite, between its awaits, as another request
         // would), without waiting: what they answer must be what was committed.
-        reads = Promise.all([
-          store.users.get(added),
-          store.users.get(userId),
+        const addedId = await tx.users.create('Grace', 'grace@example.com');
+        await tx.children.create(userId, 'parent', {});
+        await tx.credentials.save(userId, 'slack', 'sealed');
+        const beforeDelete = [
+          store.users.get(addedId),
           store.children.list(userId),
-          store.childrenAndConnections(userId),
-        ]);
+          store.userWithChildrenAndConnections(userId),
+        ];
+        await tx.users.delete(userId);
+        reads = Promise.all([...beforeDelete, store.users.get(userId)]);
         await new Promise((resolve) => setTimeout(resolve, 20));
         throw new Error('undo');
       }),
       /undo/,
     );
-    const [added, kept, children, owned] = (await reads)!;
+    const [added, children, owned, kept] = (await reads)!;
     assert.equal(added, undefined);
-    assert.equal((kept as { _id: string } | undefined)?._id, userId);
     assert.deepEqual(children, []);
-    assert.deepEqual(owned, { children: [], connections: [] });
+    assert.deepEqual(owned, { user, children: [], connections: [] });
+    assert.deepEqual(kept, user);
   }));
