@@ -142,12 +142,12 @@ interface LogsTarget {
 }
 
 /**
- * Runs `measureLogs` in a fresh Node process, a load generator of its own (autocannon's place in
- * the other rows). In the process that had just seeded 100,000 runs, V8 ran a mark-compact about
- * every half second while the 15 KB answers came in (41 in one run, none while /healthz's few
- * bytes came; one in all in a fresh process under the same load), each stalling all ten
- * connections' answers while the service sat idle: the pages' p99 measured the bench's heap,
- * not the service (docs/design-notes.md, issue 29's fifth round).
+ * Runs `measureLogs` in a fresh Node process, a load generator with a heap of its own. In the
+ * process that had just seeded 100,000 runs, V8 ran a mark-compact about every half second while
+ * the 15 KB answers came in (41 in one run, none while /healthz's few bytes came; one in all in a
+ * fresh process under the same load), each stalling all ten connections' answers while the
+ * service sat idle: the pages' p99 measured the bench's heap, not the service
+ * (docs/design-notes.md, issue 29's fifth round).
  */
 function measureLogsApart(target: LogsTarget): Promise<LogsResult> {
   const child = spawn(
