@@ -178,6 +178,8 @@ describe('a run whose instance is killed mid-run', () => {
     });
     assert.equal(accepted.status, 202);
     const { executionId } = await accepted.json();
+    // A had room, so it took the job in the transaction that added it (on PostgreSQL too: the
+    // claim pg-boss's fetch makes, issue 27 item 9): a lease like any taken job's, which B takes over.
     await until(() => calls.length === 1, 'A called the app');
     // B starts only now, so the run is A's; then A dies mid-call.
     const b = await cluster.start('B');
