@@ -512,12 +512,20 @@ export class Engine {
    * Accepts a webhook call: stores its job, which any instance's worker runs, and answers the
    * execution id it will be stored under. With an `idempotencyKey` seen for this child within
    * IDEMPOTENCY_WINDOW_MS, answers that call's execution id and adds nothing.
+   *
+   * A caller that waits for the run (`callerWaits`) and whose job this instance takes is accepted
+   * without waiting for the WAL flush on PostgreSQL: the run's storing commit, synchronous and
+   * later in the one WAL sequence, flushes it before the stored run is answered (issue 27, item
+   * 9; docs/design-notes.md). Any other answer that promises the run (a `202`) must first call
+   * `promisable()`, which flushes it; so must a replay's, whose first call may have been accepted
+   * that way.
    */
   async acceptWebhook(
     child: ChildRow,
     body: Record<string, unknown>,
     idempotencyKey?: string,
-  ): Promise<{ executionId: string; repeated: boolean }> {
+    callerWaits = false,
+  ): Promise<{ executionId: string; repeated: boolean; promisable: () => Promise<void> }> {
     const { store, jobs } = this.options;
     const executionId = newExecutionId();
     // Counted from before the transaction until the run starts, so calls accepted at the same
@@ -544,19 +552,23 @@ export class Engine {
         } satisfies { id: string; data: JobData };
         // An instance with room runs what it accepted: the job is added taken, one write fewer.
         if (this.pollTimer && !this.stopping && this.runningJobs.size + this.accepting <= RUN_CONCURRENCY) {
-          return { executionId, repeated: false, taken: await jobs.addTaken(job, tx) };
+          if (callerWaits) await tx.commitWithoutFlushWait();
+          return { executionId, repeated: false, taken: await jobs.addTaken(job, tx), lazy: callerWaits };
         }
         await jobs.add([job], tx);
         return { executionId, repeated: false };
       })
       .finally(() => this.accepting--);
-    if (answer.repeated) return answer;
+    const flushed = async () => {};
+    const flush = () => store.flushCommits();
+    if (answer.repeated) return { ...answer, promisable: flush };
     if ('taken' in answer && answer.taken) this.startJob(answer.taken, child);
     else {
       this.jobsMayWait = true;
       void this.pump();
     }
-    return { executionId: answer.executionId, repeated: false };
+    const lazy = 'lazy' in answer && answer.lazy;
+    return { executionId: answer.executionId, repeated: false, promisable: lazy ? flush : flushed };
   }
 
   /**

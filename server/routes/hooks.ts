@@ -59,13 +59,21 @@ const hooks: RoutePlugin = async (api, { engine, limits }) => {
         );
       }
       rateLimited(await limits.hit('webhook', target.child.id), 'This workflow’s webhook was called too often.');
-      const { executionId, repeated } = await engine.acceptWebhook(target.child, payload, idempotencyKey);
+      const { executionId, repeated, promisable } = await engine.acceptWebhook(
+        target.child,
+        payload,
+        idempotencyKey,
+        waitSeconds !== undefined,
+      );
       if (repeated) reply.header('Idempotent-Replayed', 'true');
       if (waitSeconds !== undefined) {
         reply.header('Preference-Applied', `wait=${waitSeconds}`);
+        // The stored run's commit was synchronous: what accepted the call is flushed with it.
         const stored = await engine.waitForExecution(executionId, waitSeconds * 1000);
         if (stored) return { executionId, finished: stored.finished };
       }
+      // A 202 promises the run: the call's acceptance must be on disk first.
+      await promisable();
       return reply.code(202).send({ executionId });
     },
   );

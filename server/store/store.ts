@@ -132,6 +132,27 @@ export class Store<H extends Handle = Handle> {
   }
 
   /**
+   * Lets this transaction's commit return before its WAL record is flushed (PostgreSQL's
+   * `SET LOCAL synchronous_commit TO OFF`); on SQLite nothing changes. Only for a write that no
+   * answer promises until a later synchronous commit, or `flushCommits()`, has flushed it
+   * (docs/design-notes.md, "Issue 27, item 9 on PostgreSQL": the accepting transaction of a
+   * caller who waits for the run).
+   */
+  async commitWithoutFlushWait(this: StoreTransaction): Promise<void> {
+    if (this.dialect === 'postgres') await sql`set local synchronous_commit to off`.execute(this.db);
+  }
+
+  /**
+   * Waits until every commit made so far is flushed, those made with `commitWithoutFlushWait`
+   * too: on PostgreSQL a transaction of its own that takes a transaction id commits a record,
+   * and its synchronous commit waits for the WAL up to that record, which is one sequence. On
+   * SQLite every commit is already flushed.
+   */
+  async flushCommits(): Promise<void> {
+    if (this.dialect === 'postgres') await sql`select pg_current_xact_id()`.execute(this.db);
+  }
+
+  /**
    * A user (as `users.get` answers it, undefined when there is none) with their children and
    * connections (as `children.list` and `credentials.list` answer them), in one statement: what
    * GET /setup's credential check and handler read (issue 29). On SQLite a statement of its own
