@@ -5,10 +5,16 @@ const WINDOW_FROM = 100;
 /**
  * Rows per block (rounded up to whole lines of a grid). Blocks keep their place in the template
  * whether rendered or not, so a rendered row's DOM stays its own while the user scrolls (Lit
- * reuses DOM by position): the row holding focus is never recycled to show another one.
+ * reuses DOM by position): the row holding focus is never recycled to show another one. Sixteen
+ * fill a viewport of 800 px (sixteen list rows of 64 px, four lines of four cards), so the first
+ * render, which has no overscan, is one block.
  */
-const BLOCK_ROWS = 25;
-/** Rendered beyond each edge of the viewport, in pixels: a fast fling does not outrun it. */
+const BLOCK_ROWS = 16;
+/**
+ * Rendered beyond each edge of the viewport, in pixels, once rows were measured: a fast fling
+ * does not outrun it. The first render shows the viewport's rows alone (what the user waits for),
+ * and the frame after it, which measures them, adds the rows beyond.
+ */
 const OVERSCAN_PX = 600;
 /** A row's height before any was measured (a row with a description, roughly). */
 const FIRST_GUESS_PX = 64;
@@ -148,8 +154,9 @@ export class RowWindow implements ReactiveController {
     this.#gap = Number.parseFloat(style?.rowGap ?? '') || 0;
     const size = (this.#blockRows = Math.ceil(BLOCK_ROWS / this.#perLine) * this.#perLine);
     const top = list?.getBoundingClientRect().top ?? 0;
-    const from = -top - OVERSCAN_PX;
-    const to = innerHeight - top + OVERSCAN_PX;
+    const overscan = this.#heights.size && OVERSCAN_PX;
+    const from = -top - overscan;
+    const to = innerHeight - top + overscan;
     const guess = this.#guess();
     const shown = new Set<number>();
     const focused = this.#focusedKey === undefined ? -1 : keys.indexOf(this.#focusedKey);
