@@ -36,7 +36,10 @@ export class RowWindow implements ReactiveController {
   /** Measured heights by row key, so they follow a row the filter moves. */
   readonly #heights = new Map<string, number>();
   #keys: readonly string[] = [];
-  /** Which blocks the last render showed, and how many rows a line had, as a string to compare. */
+  /**
+   * Which blocks the last render showed, how many rows a line had and the height it gave a row
+   * never measured (to the pixel), as a string to compare.
+   */
   #shown = '';
   #focusedKey: string | undefined;
   #frame = 0;
@@ -85,8 +88,8 @@ export class RowWindow implements ReactiveController {
     const total = keys.length;
     if (total <= WINDOW_FROM) return keys.map((_, i) => row(i));
     const shown = this.#shownBlocks();
-    this.#shown = `${this.#perLine}:${[...shown]}`;
     const guess = this.#guess();
+    this.#shown = `${this.#perLine}:${[...shown]}:${Math.round(guess)}`;
     const blocks: unknown[] = [];
     for (let from = 0; from < total; from += this.#blockRows) {
       const to = Math.min(from + this.#blockRows, total);
@@ -121,8 +124,10 @@ export class RowWindow implements ReactiveController {
       this.#frame = 0;
       // A grid resized to more or fewer columns cuts its blocks elsewhere (and the first render
       // of a grid, before it was laid out, counted one row a line): #shownBlocks reads the columns.
+      // Rows measured taller or shorter than the first render guessed make the spacers wrong, and
+      // with them the page's height and where a scroll lands: they are drawn again.
       const shown = this.#shownBlocks();
-      if (`${this.#perLine}:${[...shown]}` !== this.#shown) this.#host.requestUpdate();
+      if (`${this.#perLine}:${[...shown]}:${Math.round(this.#guess())}` !== this.#shown) this.#host.requestUpdate();
     });
   };
 
