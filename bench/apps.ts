@@ -50,7 +50,9 @@ try {
       build.renders.push(renderMs);
       build.loads.push(ms);
       loads.push(loadavg()[0]!);
-      console.log(`page ${i + 1} ${build.name}: render ${round1(renderMs)} ms, load ${round1(ms)} ms (load average ${load()})`);
+      console.log(
+        `page ${i + 1} ${build.name}: render ${round1(renderMs)} ms, load ${round1(ms)} ms (load average ${load()})`,
+      );
     }
   }
   if (values.trace) {
@@ -69,7 +71,9 @@ try {
     await browser.stopTracing();
     console.log(`traced page: render ${round1(renderMs)} ms, written to ${values.trace}`);
   }
-  console.log(`\n${pages} pages per build, load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}:`);
+  console.log(
+    `\n${pages} pages per build, load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}:`,
+  );
   for (const { name, renders, loads: appendToShown } of builds) {
     console.log(
       `${name}: apps200RenderMs median ${round1(median(renders))} ms (fastest ${round1(Math.min(...renders))}, ` +

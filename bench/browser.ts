@@ -249,7 +249,10 @@ export async function appsService(workDir: string, apiKey: string, hosts: BenchH
   const userId = await seedListUser(db, catalog);
   const service = await spawnService({ db, apiKey, catalog, allowedOrigins: hosts.map((host) => host.origin) });
   for (const host of hosts) host.service = service;
-  return { service, config: { apiBase: service.url, tokenUrl: (host: BenchHost) => host.tokenUrl(userId), apps: APPS } };
+  return {
+    service,
+    config: { apiBase: service.url, tokenUrl: (host: BenchHost) => host.tokenUrl(userId), apps: APPS },
+  };
 }
 
 /** One fresh page of the apps phase: the grid appended, until its cards are shown and laid out. */
