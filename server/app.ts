@@ -273,7 +273,9 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     httpRetry: options.httpRetry,
     jobs,
     clock: options.clock,
-    logger: logger.child({ component: 'engine' }),
+    // No `component` bound here: each scheduler and worker line names its own, and a run's lines
+    // carry its execution id (a bound key written again by a line would be in it twice).
+    logger,
     metrics,
     tracing,
   });

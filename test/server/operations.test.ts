@@ -74,6 +74,12 @@ describe('the log of a whole run', () => {
       const lines = service.stdout().split('\n').filter(Boolean);
       const entries = jsonLines(service.stdout());
       assert.equal(service.stderr(), '', 'nothing on stderr');
+      // A key a child logger binds, written again by a line, is in the line twice; a reader keeps one.
+      for (const line of lines) {
+        for (const key of ['component', 'executionId', 'workflowId', 'reqId']) {
+          assert.ok(line.split(`"${key}":`).length <= 2, `"${key}" once in ${line}`);
+        }
+      }
       for (const entry of entries) {
         assert.match(String(entry.level), /^(trace|debug|info|warn|error|fatal)$/, JSON.stringify(entry));
         assert.equal(typeof entry.msg, 'string');
@@ -87,8 +93,8 @@ describe('the log of a whole run', () => {
         lastRun.some((e) => e.level === 'warn' && /execution failed: Refused order last words/.test(String(e.msg))),
         `the failed run's line, logged before the kill: ${JSON.stringify(entries.slice(-3))}`,
       );
-      // Everything a run logs carries its execution id (the engine's lines all come from runs).
-      const runLines = entries.filter((e) => e.component === 'engine' || (e.workflowId && e.msg !== 'request'));
+      // Everything a run logs carries its execution id (the scheduler's "ran" line names only the child).
+      const runLines = entries.filter((e) => e.workflowId && e.msg !== 'request' && e.component !== 'scheduler');
       assert.ok(runLines.length >= 2, `${runLines.length} lines from runs`);
       for (const line of runLines) assert.match(String(line.executionId), /^[0-9a-f]{24}$/, JSON.stringify(line));
       assert.ok(!entries.some((e) => /Metrics \(no API key\)/.test(String(e.msg))), 'no metrics listener by default');
