@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -209,6 +209,25 @@ async function measureLogs({ url, childId, apiKey }: LogsTarget): Promise<LogsRe
 export interface WebhookResult {
   runsPerSecond: number;
   p99Ms: number;
+  /** What one call costs the database, on PostgreSQL when asked for (`countCommitsOver`). */
+  perRun?: CommitsPerRun;
+}
+
+/**
+ * What PostgreSQL did per webhook run, over a fixed number of calls one after another: its
+ * transactions (`pg_stat_database.xact_commit`, reads included), those that wrote (new
+ * transaction ids: each has a commit record to flush), and its WAL flushes
+ * (`pg_stat_wal.wal_sync`). pg-boss's monitor adds a few of its own (every 10 s).
+ */
+export interface CommitsPerRun {
+  calls: number;
+  commits: number;
+  writeCommits: number;
+  walSyncs: number;
+  /** Wall time per call, and CPU time per call of the service and of PostgreSQL's processes, in ms. */
+  ms: number;
+  serviceCpuMs: number;
+  postgresCpuMs: number;
 }
 
 /**
@@ -221,6 +240,8 @@ export async function benchWebhookRuns(
   env: Record<string, string>,
   /** Another build's `main.js` (an earlier commit's, to compare with); default this build's. */
   main?: string,
+  /** On PostgreSQL: after the load, this many calls one by one, counting what each costs the database. */
+  countCommitsOver?: number,
 ): Promise<WebhookResult> {
   const sandbox = await startSandbox({ port: 0 });
   const catalog = new Catalog(DEMO_CATALOG);
@@ -286,11 +307,94 @@ export async function benchWebhookRuns(
     }
     await load(post, WARM_UP_MS);
     const { rps, p99Ms } = summarise(await load(post, LOAD_MS));
-    return { runsPerSecond: rps, p99Ms };
+    if (!countCommitsOver || !location.startsWith('postgres')) return { runsPerSecond: rps, p99Ms };
+    // A backend reports its counts when it has been idle a while (at most 10 s, PostgreSQL's
+    // PGSTAT_IDLE_INTERVAL) or when it exits: counted from a quiet moment to the service's exit.
+    await new Promise((resolve) => setTimeout(resolve, STATS_SETTLED_MS));
+    const before = await postgresCounts(location);
+    const cpuBefore = { service: service.cpuMs() ?? 0, postgres: postgresCpuMs(before.postmaster) };
+    const started = performance.now();
+    for (let call = 0; call < countCommitsOver; call++) await post();
+    const ms = performance.now() - started;
+    const postgresCpu = postgresCpuMs(before.postmaster);
+    let postgresCpuUsed = 0;
+    for (const [pid, used] of postgresCpu) postgresCpuUsed += used - (cpuBefore.postgres.get(pid) ?? 0);
+    const serviceCpuUsed = (service.cpuMs() ?? 0) - cpuBefore.service;
+    await service.stop();
+    await new Promise((resolve) => setTimeout(resolve, STATS_SETTLED_MS));
+    const after = await postgresCounts(location);
+    const per = (used: number) => round2(used / countCommitsOver);
+    return {
+      runsPerSecond: rps,
+      p99Ms,
+      perRun: {
+        calls: countCommitsOver,
+        commits: per(after.commits - before.commits),
+        writeCommits: per(after.writeCommits - before.writeCommits),
+        walSyncs: per(after.walSyncs - before.walSyncs),
+        ms: per(ms),
+        serviceCpuMs: per(serviceCpuUsed),
+        postgresCpuMs: per(postgresCpuUsed),
+      },
+    };
   } finally {
     agent.destroy();
     await service.stop();
     await sandbox.close();
+  }
+}
+
+/** The fields of /proc/<pid>/stat after the process's name (state first, then its parent), or undefined when it is gone. */
+function statFields(pid: number | string): string[] | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time so far of each of the postmaster's children (the backends, the WAL writer…), in ms (Linux's /proc). */
+function postgresCpuMs(postmaster: number): Map<number, number> {
+  const used = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(entry);
+    // utime and stime, in clock ticks of 10 ms.
+    if (fields && Number(fields[1]) === postmaster)
+      used.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * 10);
+  }
+  return used;
+}
+
+/** Longer than PostgreSQL's PGSTAT_IDLE_INTERVAL (10 s), after which an idle backend reports its counts. */
+const STATS_SETTLED_MS = 11_000;
+
+/**
+ * The database's transactions so far, the transaction ids handed out, the cluster's WAL flushes,
+ * and the process id of its postmaster (whose children are PostgreSQL's processes).
+ */
+async function postgresCounts(
+  url: string,
+): Promise<{ commits: number; writeCommits: number; walSyncs: number; postmaster: number }> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ commits: string; next_xid: string; wal_syncs: string; pid: number }>(
+      `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) AS commits,
+         pg_snapshot_xmax(pg_current_snapshot())::text AS next_xid,
+         (SELECT wal_sync FROM pg_stat_wal) AS wal_syncs, pg_backend_pid() AS pid`,
+    );
+    const row = rows[0]!;
+    // This query's own transaction is counted too, once in each reading: they cancel out.
+    return {
+      commits: Number(row.commits),
+      writeCommits: Number(row.next_xid),
+      walSyncs: Number(row.wal_syncs),
+      postmaster: Number(statFields(row.pid)![1]),
+    };
+  } finally {
+    await client.end();
   }
 }
 
@@ -343,7 +447,7 @@ export async function benchBackends(workDir: string, apiKey: string, baseline?: 
  * Runs `work` with a throwaway PostgreSQL cluster (PostgreSQL's default durability, like
  * SQLite's synchronous=FULL here), removed after; `database(name)` creates a database on it.
  */
-async function onPostgres(work: (database: (name: string) => Promise<string>) => Promise<void>): Promise<void> {
+export async function onPostgres(work: (database: (name: string) => Promise<string>) => Promise<void>): Promise<void> {
   const cluster = await startCluster({ durable: true });
   try {
     await work(async (name) => {

@@ -18,6 +18,8 @@ export interface ServiceProcess {
   loopbackUrl: string;
   /** CPU time the service process has used so far, in ms; undefined where Linux's /proc is not. */
   cpuMs(): number | undefined;
+  /** The service's process id (for a profiler such as `perf record -p`). */
+  pid: number;
   /** Calls the service with the API key, as a host backend does. */
   hostApi<T>(method: string, path: string, body?: unknown): Promise<T>;
   stop(): Promise<void>;
@@ -67,6 +69,7 @@ export async function spawnService(options: {
   return {
     url,
     loopbackUrl,
+    pid: child.pid!,
     cpuMs: () => cpuMsOf(child.pid!),
     async hostApi<T>(method: string, path: string, body?: unknown) {
       const response = await fetch(`${loopbackUrl}${API_PREFIX}${path}`, {

@@ -162,16 +162,23 @@ export async function timedRead(
   return run(service, { ...request, duration: seconds });
 }
 
-/** One user per install (and one for the reads), each with every integration of the parent connected. */
-async function seedUsers(dbPath: string, integrations: string[]): Promise<string[]> {
+/**
+ * One user per install (and one for the reads), each with every integration of the parent
+ * connected; `count` users in all.
+ */
+export async function seedUsers(
+  dbPath: string,
+  integrations: string[],
+  // One for the reads, one per install, and spares: autocannon may prepare a request per
+  // connection beyond the last one it sends.
+  count = 1 + INSTALLS + 2 * THROUGHPUT_CONNECTIONS,
+): Promise<string[]> {
   const store = await Store.open(dbPath);
   const secrets = SecretBox.open(dbPath);
   try {
     return await store.transaction(async (tx) => {
-      // One for the reads, one per install, and spares: autocannon may prepare a request per
-      // connection beyond the last one it sends.
       const userIds: string[] = [];
-      for (let i = 0; i < 1 + INSTALLS + 2 * THROUGHPUT_CONNECTIONS; i++) {
+      for (let i = 0; i < count; i++) {
         const userId = await tx.users.create(`Bench user ${i}`, `bench-${i}@example.com`);
         for (const name of integrations) await tx.credentials.save(userId, name, secrets.seal({ kind: 'bench' }));
         userIds.push(userId);

@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import { isoTimeField, type LogStream, requestLogger } from './plugins/request-log.js';
 
@@ -61,38 +62,73 @@ export function serviceLogger(
 const WARN = 40;
 
 /**
- * Info lines wait at most this long after the last write: a busy service writes about once a
- * millisecond, not once per event-loop turn (issue 28's 5% budget; docs/design-notes.md).
+ * Info lines wait at most this long: a busy service writes about once a millisecond, not once
+ * per event-loop turn or per request (issue 28's 5% budget; docs/design-notes.md).
  */
 const WRITE_INTERVAL_MS = 1;
 
 /**
- * The service's stdout log stream: a pino destination (SonicBoom) written synchronously, so a
- * line handed to it is never left in a buffer when the process dies, with one exception kept
- * small. Warnings, errors and fatal lines are written before the call that logs them returns
- * (with whatever was logged before them), and so are the gathered lines when the process exits
- * (process.exit(), the fatal handler of a crash, the end of the event loop). Info lines, one per
- * request, are gathered and written together at the end of the event-loop turn that logged
- * them, or, when the last write is less than a millisecond old, when that millisecond is over:
- * one write for all the lines of a turn, and at most about a thousand writes a second however
- * busy the service is. A kill -9 can lose only the info lines of that last millisecond (or turn).
+ * The service's stdout log stream, written synchronously, so a line handed to it is never left
+ * in a buffer when the process dies, with one exception kept small. Warnings, errors and fatal
+ * lines are written before the call that logs them returns (with whatever was logged before
+ * them), and so are the gathered lines when the process exits (process.exit(), the fatal handler
+ * of a crash, the end of the event loop). Info lines, one per request, are gathered and written
+ * together a millisecond after the first of them: one write for all the lines of that
+ * millisecond, and at most about a thousand writes a second however busy the service is. A
+ * kill -9 can lose only the info lines of that last millisecond.
  */
 export function stdoutLog(): LogStream {
-  // Each write goes out before it returns (SonicBoom, sync). (SonicBoom's own minLength buffer is
-  // no use here: its flushSync also tries an fsync, which a pipe refuses with an error, every time.)
-  const stream = gatheringStream(pino.destination({ dest: 1, sync: true }));
-  // process.exit() skips the turn's end and the timer: what is gathered goes out as the process exits.
+  const stream = gatheringStream(descriptorWriter(1));
+  // process.exit() skips the timer: what is gathered goes out as the process exits.
   process.on('exit', () => stream.flush(() => {}));
   return stream;
 }
 
+/** What a full non-blocking pipe is waited on with (Atomics.wait, as SonicBoom sleeps). */
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes text to a file descriptor before it returns, whole. pino's destination (SonicBoom) did
+ * the same for the log until issue 28's fifth round: in its synchronous mode it measures each
+ * text's bytes twice and, after the write, encodes the whole text again into a new Buffer only
+ * to find that nothing is left; 2.1 µs a line against 1.4 this way (docs/design-notes.md).
+ * As SonicBoom does, a full pipe (EAGAIN, when stdout is a non-blocking pipe) is waited on and
+ * written again, and a short write is continued.
+ */
+export function descriptorWriter(fd: number): { write(text: string): void } {
+  const writeRest = (bytes: Buffer) => {
+    while (bytes.length > 0) {
+      try {
+        bytes = bytes.subarray(writeSync(fd, bytes));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+        Atomics.wait(pause, 0, 0, 10);
+      }
+    }
+  };
+  return {
+    write(text) {
+      let written: number;
+      try {
+        // The text as a string: Node encodes it in C++, with no Buffer made here.
+        written = writeSync(fd, text);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+        written = 0;
+      }
+      // Short only when a pipe was full: the rest as bytes, from where it stopped (one check a write).
+      if (written !== Buffer.byteLength(text)) writeRest(Buffer.from(text).subarray(written));
+    },
+  };
+}
+
 /**
  * The gathering of stdoutLog(), over any destination. Request lines come as records
- * (`writeLater`) and their text is made when they are written, all of a turn's in one loop, in
- * order with the lines logged between them. Measured in the service under load (issue 28, a
- * build timing its own hooks; docs/design-notes.md): the request log's hook took 6.4 µs a
- * request while it made the text, 1.6 µs now that it reads the fields, and the writes, which
- * now make the text, 4.4 µs a request against 4.5 µs before.
+ * (`writeLater`) and their text is made when they are written, all of a millisecond's in one
+ * loop, in order with the lines logged between them. One timer, armed by the first line after
+ * a write (`refresh()`: no timer made per write), writes them: the request log's hook did its
+ * part in 1.6 µs a request, and the rest (a setImmediate per turn, a timer per millisecond,
+ * SonicBoom's write) was most of the log's cost (issue 28; docs/design-notes.md).
  */
 export function gatheringStream(destination: { write(text: string): unknown }): LogStream & {
   flush(callback: (error?: Error | null) => void): void;
@@ -100,8 +136,9 @@ export function gatheringStream(destination: { write(text: string): unknown }): 
   let gathered = '';
   /** Records and their line functions, in pairs, logged since the last write. */
   let later: unknown[] = [];
-  let pending = false;
-  let lastWrite = Number.NEGATIVE_INFINITY;
+  /** The timer is armed: lines wait for it. */
+  let waiting = false;
+  let timer: NodeJS.Timeout | undefined;
   /** The waiting records' lines, after what was gathered before them. */
   const makeLines = () => {
     const records = later;
@@ -109,26 +146,19 @@ export function gatheringStream(destination: { write(text: string): unknown }): 
     for (let i = 0; i < records.length; i += 2) gathered += (records[i + 1] as (record: unknown) => string)(records[i]);
   };
   const flush = () => {
-    pending = false;
+    waiting = false;
     if (later.length > 0) makeLines();
     if (!gathered) return;
     const out = gathered;
     gathered = '';
-    lastWrite = performance.now();
     destination.write(out);
   };
-  // At the end of the turn: now, or once a millisecond has passed since the last write.
-  const turnEnded = () => {
-    const wait = lastWrite + WRITE_INTERVAL_MS - performance.now();
-    if (wait <= 0) flush();
-    // Unref'd: a timer that only writes must not keep a process alive; 'exit' writes instead.
-    else setTimeout(flush, wait).unref();
-  };
   const writeSoon = () => {
-    if (!pending) {
-      pending = true;
-      setImmediate(turnEnded);
-    }
+    if (waiting) return;
+    waiting = true;
+    // Unref'd: a timer that only writes must not keep a process alive; 'exit' writes instead.
+    if (timer) timer.refresh();
+    else timer = setTimeout(flush, WRITE_INTERVAL_MS).unref();
   };
   const stream = {
     // pino sets `lastLevel` before each write on a stream that asks for it (pino's "metadata").

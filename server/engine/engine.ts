@@ -46,6 +46,8 @@ export interface ExecutionOutcome {
   workflowId: string;
   execution: ExecutionLogEntry;
   error?: ErrorLogEntry;
+  /** False when the execution was not stored: its workflow was deleted while it ran. */
+  stored: boolean;
 }
 
 /** Run jobs one instance runs at the same time, so one slow workflow does not hold up the rest. */
@@ -125,6 +127,13 @@ export class Engine {
   private caughtUp: Promise<void> | undefined;
   private pumping = false;
   private pumpAgain = false;
+  /**
+   * Whether jobs may wait that this instance could take when one of its runs ends: it added jobs
+   * without taking them, or its last take filled all its room. Otherwise a run's end looks for
+   * none, which was one more statement and round trip per run (issue 27, item 9); jobs that other
+   * instances add, or that come due again, are found by the look every POLL_MS.
+   */
+  private jobsMayWait = true;
   private takeFailing = false;
   /** Who waits for a job (tick) or an execution (a webhook sender that asked to wait) run here. */
   private readonly jobWaiters = new Map<string, (outcome: ExecutionOutcome | undefined) => void>();
@@ -295,7 +304,7 @@ export class Engine {
 
   /**
    * Takes jobs while this instance has room for more runs, and starts each. Called when jobs were
-   * added here, when a run ends, and every POLL_MS.
+   * added here, when a run ends while jobs may wait (jobsMayWait), and every POLL_MS.
    */
   private async pump(): Promise<void> {
     if (this.pumping) {
@@ -307,7 +316,11 @@ export class Engine {
       do {
         this.pumpAgain = false;
         while (!this.stopping && this.runningJobs.size < RUN_CONCURRENCY) {
-          const jobs = await this.options.jobs.take(RUN_CONCURRENCY - this.runningJobs.size);
+          const room = RUN_CONCURRENCY - this.runningJobs.size;
+          // Cleared before the take: jobs added while it runs set it again.
+          this.jobsMayWait = false;
+          const jobs = await this.options.jobs.take(room);
+          if (jobs.length === room) this.jobsMayWait = true;
           // Taken as the stop began: back to the queue at once.
           if (this.stopping) await this.options.jobs.release(jobs);
           else for (const job of jobs) this.startJob(job);
@@ -316,6 +329,7 @@ export class Engine {
       } while (this.pumpAgain && !this.stopping);
       this.takeFailing = false;
     } catch (error) {
+      this.jobsMayWait = true;
       // Said once per outage, not at every poll.
       if (!this.takeFailing)
         this.logger.warn({ component: 'worker', err: error }, 'worker: jobs could not be taken; trying again shortly');
@@ -325,9 +339,10 @@ export class Engine {
     }
   }
 
-  private startJob(job: Job): void {
+  /** Runs a taken job; `child`, its workflow as the accepting request has just read it, spares reading it again. */
+  private startJob(job: Job, child?: ChildRow): void {
     this.runningJobs.set(job.id, job);
-    const run = this.runJob(job).then(
+    const run = this.runJob(job, child).then(
       (outcome) => {
         this.jobWaiters.get(job.id)?.(outcome);
         if (outcome)
@@ -340,7 +355,7 @@ export class Engine {
       this.jobRuns.delete(run);
       this.runningJobs.delete(job.id);
       this.jobWaiters.delete(job.id);
-      if (!this.stopping) void this.pump();
+      if (!this.stopping && this.jobsMayWait) void this.pump();
     });
   }
 
@@ -348,11 +363,11 @@ export class Engine {
    * Runs one job and marks it done in the transaction that stores its execution. A job whose
    * workflow is gone, or (a scheduled minute) was switched off, is done without a run.
    */
-  private async runJob(job: Job): Promise<ExecutionOutcome | undefined> {
+  private async runJob(job: Job, known?: ChildRow): Promise<ExecutionOutcome | undefined> {
     const { store, jobs, catalog } = this.options;
     const data = job.data;
     try {
-      const child = await store.children.get(data.workflowId);
+      const child = known ?? (await store.children.get(data.workflowId));
       const runnable =
         child &&
         catalog.get(child.parentId) &&
@@ -413,8 +428,8 @@ export class Engine {
       results: [],
     };
     const message = `The run was cut short ${job.attempt - 1} times (its service instance stopped, or the database went away) and is not tried again.`;
-    const error = await this.storeRun(child, execution, { block, message, kind: 'internal' }, job);
-    return { workflowId: child.id, execution, ...(error ? { error } : {}) };
+    const { stored, error } = await this.storeRun(child, execution, { block, message, kind: 'internal' }, job);
+    return { workflowId: child.id, execution, stored, ...(error ? { error } : {}) };
   }
 
   /**
@@ -445,6 +460,7 @@ export class Engine {
             await tx.settings.raise(SCHEDULED_THROUGH, minute);
             return ids;
           });
+    if (added.length > 0) this.jobsMayWait = true;
     this.logger.info(
       { component: 'scheduler' },
       `scheduler: minute ${at.toISOString()}: queued ${added.length} of ${due.length} due${due.length > added.length ? ' (the rest queued by another instance)' : ''}`,
@@ -527,12 +543,7 @@ export class Engine {
           data: { kind: 'webhook', workflowId: child.id, executionId, body, ...(trace.traceparent ? { trace } : {}) },
         } satisfies { id: string; data: JobData };
         // An instance with room runs what it accepted: the job is added taken, one write fewer.
-        if (
-          jobs.addTaken &&
-          this.pollTimer &&
-          !this.stopping &&
-          this.runningJobs.size + this.accepting <= RUN_CONCURRENCY
-        ) {
+        if (this.pollTimer && !this.stopping && this.runningJobs.size + this.accepting <= RUN_CONCURRENCY) {
           return { executionId, repeated: false, taken: await jobs.addTaken(job, tx) };
         }
         await jobs.add([job], tx);
@@ -540,8 +551,11 @@ export class Engine {
       })
       .finally(() => this.accepting--);
     if (answer.repeated) return answer;
-    if ('taken' in answer && answer.taken) this.startJob(answer.taken);
-    else void this.pump();
+    if ('taken' in answer && answer.taken) this.startJob(answer.taken, child);
+    else {
+      this.jobsMayWait = true;
+      void this.pump();
+    }
     return { executionId: answer.executionId, repeated: false };
   }
 
@@ -552,14 +566,20 @@ export class Engine {
   async waitForExecution(executionId: string, ms: number): Promise<{ finished: boolean } | undefined> {
     const deadline = Date.now() + ms;
     let notify = () => {};
-    const waiter = () => notify();
+    let storedHere: { finished: boolean } | undefined;
+    const waiter = (outcome: ExecutionOutcome) => {
+      if (outcome.stored) storedHere = { finished: outcome.execution.finished };
+      notify();
+    };
     let waiters = this.executionWaiters.get(executionId);
     if (!waiters) this.executionWaiters.set(executionId, (waiters = new Set()));
     waiters.add(waiter);
     try {
-      // A run this instance has begun is not stored yet, and it wakes this wait when it is: the
-      // first look at the database is spared (issue 27, item 9). Every later one reads.
+      // A run this instance has begun is not stored yet, and it wakes this wait when it is, with
+      // what it stored: the database is not read at all (issue 27, item 9). A run elsewhere is
+      // looked for in the database.
       for (let first = true; ; first = false) {
+        if (storedHere) return storedHere;
         if (!first || !this.runsExecution(executionId)) {
           const stored = await this.options.store.logs.executionFinished(executionId);
           if (stored !== undefined) return { finished: stored };
@@ -693,33 +713,34 @@ export class Engine {
     };
     // A run cut short by a stop is not a failure of the workflow: its job goes back to the queue.
     if (job && this.shutdown.signal.aborted) throw new RunAbandoned();
-    const error = await this.storeRun(child, execution, failure, job);
+    const { stored, error } = await this.storeRun(child, execution, failure, job);
     if (error) {
       runLogger.warn(
         { blockId: error.blockId, kind: error.kind, trigger: trigger.kind },
         `execution failed: ${error.error}`,
       );
     }
-    return { workflowId: child.id, execution, ...(error ? { error } : {}) };
+    return { workflowId: child.id, execution, stored, ...(error ? { error } : {}) };
   }
 
   /**
    * Stores a run: its execution, and its error entry (queued for the host's channels) when it
-   * failed, in one transaction that also marks its job done. Answers the error entry.
+   * failed, in one transaction that also marks its job done. Answers whether it was stored, and
+   * the error entry.
    */
   private async storeRun(
     child: ChildRow,
     execution: ExecutionLogEntry,
     failure: { block: CatalogBlock; message: string; kind: ErrorKind } | undefined,
     job: Job | undefined,
-  ): Promise<ErrorLogEntry | undefined> {
+  ): Promise<{ stored: boolean; error?: ErrorLogEntry }> {
     const { store, delivery } = this.options;
-    const error = await store.sharedTransaction(async (tx) => {
+    const stored = await store.sharedTransaction(async (tx) => {
       // Another instance that took this job after its lease ran out stored it: this run is not stored.
       if (job && !(await this.options.jobs.complete(job, tx))) throw new JobLost();
       // The user may have been deleted (or the workflow removed) while this ran: its logs went with it.
-      if (!(await tx.logs.insertExecution(child.id, execution))) return undefined;
-      if (!failure) return undefined;
+      if (!(await tx.logs.insertExecution(child.id, execution))) return { stored: false };
+      if (!failure) return { stored: true };
       const entry = await tx.logs.insertError({
         workflowId: child.id,
         executionId: execution.executionId,
@@ -729,10 +750,10 @@ export class Engine {
         kind: failure.kind,
       });
       await delivery.enqueue(entry, tx);
-      return entry;
+      return { stored: true, error: entry };
     });
-    if (error) delivery.kick();
-    return error;
+    if (stored.error) delivery.kick();
+    return stored;
   }
 
   private scopeFor(child: ChildRow, parent: CatalogWorkflow): Scope {

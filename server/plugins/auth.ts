@@ -1,6 +1,7 @@
 import type {
   ContextConfigDefault,
   FastifyBaseLogger,
+  FastifyContextConfig,
   FastifyInstance,
   FastifyRequest,
   FastifyTypeProvider,
@@ -15,7 +16,8 @@ import fp from 'fastify-plugin';
 import type { User } from 'forge-embed/client';
 import type { AuthKeys, Principal } from '../auth.js';
 import { forbidden, unauthorized } from '../http.js';
-import type { Store } from '../store/store.js';
+import type { ConnectionSummary } from '../store/credentials.js';
+import type { ChildRow, Store } from '../store/store.js';
 import type { Access } from './route-table.js';
 
 /**
@@ -45,6 +47,18 @@ declare module 'fastify' {
     principal: PrincipalOf<ContextConfig>;
     /** The user a user token names, as the credential check read it; undefined for the API key. */
     tokenUser: User | undefined;
+    /**
+     * The token user's children and connections, read with the user on a route whose config asks
+     * for them (`withTokenUser`); undefined elsewhere.
+     */
+    tokenUserOwn: { children: ChildRow[]; connections: ConnectionSummary[] } | undefined;
+  }
+  interface FastifyContextConfig {
+    /**
+     * What a user-token route needs of the token user's own rows, read by the credential check in
+     * the one statement that reads the user (issue 29): one read lock, not two.
+     */
+    withTokenUser?: 'childrenAndConnections';
   }
 }
 
@@ -60,12 +74,15 @@ export interface AuthOptions {
 async function auth(app: FastifyInstance, options: AuthOptions): Promise<void> {
   app.decorateRequest('principal', null as never);
   app.decorateRequest('tokenUser', undefined);
+  app.decorateRequest('tokenUserOwn', undefined);
   // A callback, not an async function: a public route (a probe, a webhook, an icon) passes
   // through without a promise made and awaited for it (issue 29).
   app.addHook('onRequest', function identifyCaller(request, _reply, done) {
-    const access = request.routeOptions.config.access ?? 'public';
+    // A getter that makes an object at each read: read once.
+    const { config } = request.routeOptions;
+    const access = config.access ?? 'public';
     if (access === 'public') return done();
-    authenticate(options, request, access).then((principal) => {
+    authenticate(options, request, access, config.withTokenUser).then((principal) => {
       request.principal = principal;
       done();
     }, done);
@@ -76,6 +93,7 @@ async function authenticate(
   { authKeys, store }: AuthOptions,
   request: FastifyRequest,
   access: Access,
+  withTokenUser: FastifyContextConfig['withTokenUser'],
 ): Promise<Principal> {
   const principal = await authKeys.authenticate(request.headers.authorization);
   // An API key never belongs in a browser: a request that a page sent is refused.
@@ -85,7 +103,13 @@ async function authenticate(
     );
   }
   if (principal.kind === 'user') {
-    request.tokenUser = await store.users.get(principal.userId);
+    if (withTokenUser === 'childrenAndConnections') {
+      const { user, ...own } = await store.userWithChildrenAndConnections(principal.userId);
+      request.tokenUser = user;
+      request.tokenUserOwn = own;
+    } else {
+      request.tokenUser = await store.users.get(principal.userId);
+    }
     if (!request.tokenUser) {
       throw unauthorized('The user of this token no longer exists. Create the user again and fetch a new token.');
     }

@@ -69,8 +69,16 @@ async function requestLog(app: FastifyInstance, { stream }: { stream: LogStream 
   const metadata = Symbol.for('pino.metadata') in stream;
   // The service's level is set at start (--log-level): at warn and above there is no request line.
   const enabled = (app.log as Logger).isLevelEnabled('info');
-  const line = (answered: Answered) =>
-    `${prefix}${isoTimeField(answered.time)}${base}${requestFields(answered)},"msg":"request"}\n`;
+  // The line's start (level, time, pid, hostname), made once per millisecond like the time.
+  let headTime = Number.NaN;
+  let head = '';
+  const line = (answered: Answered) => {
+    if (answered.time !== headTime) {
+      headTime = answered.time;
+      head = `${prefix}${isoTimeField(answered.time)}${base}`;
+    }
+    return `${head}${requestFields(answered)},"msg":"request"}\n`;
+  };
   app.addHook('onResponse', (request, reply, done) => {
     if (enabled) {
       // What the line needs, read now; its text is made when the stream writes (or now).

@@ -1,9 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { Setup } from 'forge-embed/client';
 import { CatalogAnswers } from '../catalog/answers.js';
 import { badRequest, sendJsonText } from '../http.js';
 import { SetupSchema } from '../schemas.js';
-import type { ChildRow } from '../store/children.js';
 import { childView } from '../views.js';
 import { baseOf, type RoutePlugin } from './context.js';
 
@@ -18,7 +16,8 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
   api.get(
     '/setup',
     {
-      config: { access: 'user' },
+      // The credential check reads the user's children and connections with the user.
+      config: { access: 'user', withTokenUser: 'childrenAndConnections' },
       schema: {
         summary: 'Everything one open of the configuration modal needs',
         description: 'Give exactly one of workflowId and integration.',
@@ -50,11 +49,10 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
       const workflows = workflowId === undefined ? catalog.list(integration) : [catalog.active(workflowId)];
       const offered = new Map(workflows.map((parent) => [parent.workflowId, parent]));
       const base = baseOf(request);
-      // Together: on SQLite under one read lock, on PostgreSQL side by side (one round trip's wait).
-      const [children, credentials] = await store.readTogether<[ChildRow[], Setup['credentials']]>(
-        (db) => store.children.list(userId, db),
-        (db) => store.credentials.list(userId, db),
-      );
+      // Read with the token's user, in one statement (issue 29); read here only if the route's
+      // config stopped asking for them.
+      const { children, connections: credentials } =
+        request.tokenUserOwn ?? (await store.userWithChildrenAndConnections(userId));
       const installed = children
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));

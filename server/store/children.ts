@@ -19,7 +19,7 @@ export interface ChildRow {
   updatedAt: string;
 }
 
-type RawChild = Selectable<Tables['workflows']>;
+export type RawChild = Selectable<Tables['workflows']>;
 
 export const toChild = (row: RawChild): ChildRow => ({
   id: row.id,
@@ -101,12 +101,9 @@ export class ChildRepository<H extends Handle = Handle> {
     return row && toChild(row);
   }
 
-  /**
-   * A user's children, oldest first: GET /setup and GET /user/:id read them at every request.
-   * `db`: another handle to read on (Store.readTogether's connection).
-   */
-  async list(userId: string, db: Handle = this.connection.db): Promise<ChildRow[]> {
-    return (await this.listQuery.rows(db, [userId])).map(toChild);
+  /** A user's children, oldest first: GET /user/:id reads them at every request. */
+  async list(userId: string): Promise<ChildRow[]> {
+    return (await this.listQuery.rows(this.connection.db, [userId])).map(toChild);
   }
 
   /** Parents that have at least one active child: the only ones a scheduler tick looks at. */

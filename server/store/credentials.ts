@@ -15,13 +15,26 @@ export interface ConnectionSummary {
   account?: string;
 }
 
+/** A connection's row as the user and the host see it; `account` only when the provider gave one. */
+export const connectionSummary = (row: {
+  integration: string;
+  connected_at: string;
+  status: ConnectionSummary['status'];
+  account: string | null;
+}): ConnectionSummary => ({
+  integration: row.integration,
+  connectedAt: row.connected_at,
+  status: row.status,
+  ...(row.account ? { account: row.account } : {}),
+});
+
 /** The integration credentials each user has connected, each sealed (server/secrets.ts). */
 export class CredentialRepository {
   // GET /setup reads it on every open of the modal (issue 29).
   private readonly listQuery = new CompiledOnce((db) =>
     db
       .selectFrom('credentials')
-      .select(['integration', 'connected_at as connectedAt', 'status', 'account'])
+      .select(['integration', 'connected_at', 'status', 'account'])
       .where('user_id', '=', '')
       .orderBy('integration'),
   );
@@ -75,11 +88,10 @@ export class CredentialRepository {
 
   /**
    * The user's connections without their secrets: when, whether the app still takes it, and its
-   * account label. `db`: another handle to read on (Store.readTogether's connection).
+   * account label.
    */
-  async list(userId: string, db: Handle = this.connection.db): Promise<ConnectionSummary[]> {
-    const rows = await this.listQuery.rows(db, [userId]);
-    return rows.map(({ account, ...row }) => (account ? { ...row, account } : row));
+  async list(userId: string): Promise<ConnectionSummary[]> {
+    return (await this.listQuery.rows(this.connection.db, [userId])).map(connectionSummary);
   }
 
   /** Removes one connection; answers whether there was one. */

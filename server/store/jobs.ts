@@ -42,10 +42,10 @@ export interface JobQueue {
   /**
    * Adds a job already taken by this instance, within `tx` (which the caller commits before it
    * runs the job): the instance that accepted a webhook and has room runs it without a second
-   * write to take it. Only where the queue can do it in one statement (SQLite); otherwise absent,
-   * and the job is added and taken as any other.
+   * transaction (and commit) to take it. Leased as a taken job is, so that if this instance dies
+   * after the commit another takes it over.
    */
-  addTaken?(job: { id: string; data: JobData }, tx: StoreTransaction): Promise<Job>;
+  addTaken(job: { id: string; data: JobData }, tx: StoreTransaction): Promise<Job>;
   /** Keeps the leases of jobs this instance is still running. */
   renew(jobs: Job[]): Promise<void>;
   /**

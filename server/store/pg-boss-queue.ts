@@ -15,6 +15,21 @@ const MONITOR_SECONDS = 10;
 /** Connections pg-boss's own pool opens (taking, renewing and failing jobs; its monitor). */
 const QUEUE_POOL_SIZE = 3;
 
+/**
+ * pg-boss's claim of a job, as its `fetch` makes it (`fetchNextJob` in pg-boss 12's
+ * dist/plans.js: the same four columns set to the same values), narrowed to one job by its id
+ * where `fetch` picks the oldest due ones. `table` is the queue's own table, as pg-boss's
+ * statements name it (its partition of `pgboss.job`, which costs the planner more to go through).
+ */
+const claimOne = (table: string) => `
+  UPDATE pgboss."${table.replaceAll('"', '""')}" SET
+    state = 'active',
+    started_on = pgboss.job_now(),
+    heartbeat_on = pgboss.job_now(),
+    retry_count = CASE WHEN started_on IS NOT NULL THEN retry_count + 1 ELSE retry_count END
+  WHERE name = $1 AND id = $2 AND state < 'active'
+  RETURNING retry_count`;
+
 type Boss = import('pg-boss').PgBoss;
 
 /**
@@ -25,15 +40,21 @@ type Boss = import('pg-boss').PgBoss;
  * pg-boss's heartbeats, measured by the database's clock (`now()`).
  */
 export class PgBossJobQueue implements JobQueue {
+  private readonly claimOne: string;
+
   private constructor(
     private readonly boss: Boss,
     private readonly fromKysely: typeof import('pg-boss').fromKysely,
     private readonly pool: import('pg').Pool,
-  ) {}
+    table: string,
+  ) {
+    this.claimOne = claimOne(table);
+  }
 
   static async open(url: string, logger: Logger): Promise<PgBossJobQueue> {
     const { PgBoss, fromKysely } = await import('pg-boss');
     const pool = await postgresPool(url, { poolSize: QUEUE_POOL_SIZE });
+    let queue: Awaited<ReturnType<Boss['getQueue']>>;
     const boss = new PgBoss({
       db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values as unknown[]) },
       superviseIntervalSeconds: MONITOR_SECONDS,
@@ -46,7 +67,8 @@ export class PgBossJobQueue implements JobQueue {
     boss.on('error', (error: unknown) => logger.warn({ err: error }, 'job queue: pg-boss met an error'));
     try {
       await boss.start();
-      if (!(await boss.getQueue(QUEUE))) {
+      queue = await boss.getQueue(QUEUE);
+      if (!queue) {
         await boss.createQueue(QUEUE, {
           heartbeatSeconds: HEARTBEAT_SECONDS,
           // Far above any run (blocks time out after seconds); a heartbeat notices a dead instance.
@@ -58,13 +80,15 @@ export class PgBossJobQueue implements JobQueue {
           // Done jobs' ids keep a minute from being added again; kept past the catch-up hour.
           deleteAfterSeconds: 2 * 24 * 3_600,
         });
+        queue = await boss.getQueue(QUEUE);
       }
     } catch (error) {
       await boss.stop({ graceful: false }).catch(() => {});
       await pool.end();
       throw error;
     }
-    return new PgBossJobQueue(boss, fromKysely, pool);
+    // pg-boss answers the queue's table (`table_name`) though its types do not declare it.
+    return new PgBossJobQueue(boss, fromKysely, pool, (queue as { table?: string } | null)?.table ?? 'job');
   }
 
   async add(jobs: Array<{ id: string; data: JobData }>, tx?: StoreTransaction): Promise<string[]> {
@@ -74,6 +98,26 @@ export class PgBossJobQueue implements JobQueue {
       if (id) added.push(id);
     }
     return added;
+  }
+
+  /**
+   * The job added by pg-boss's `send` and claimed as pg-boss's `fetch` claims one, both in `tx`:
+   * one commit where `send` and then `fetch` made two, each waiting for its WAL flush (issue 27,
+   * item 9). Once `tx` commits, the row is what a fetched job is: `active`, its heartbeat and
+   * start at the database's clock (`job_now()`, the transaction's start: a lease a few
+   * milliseconds older than the commit, of HEARTBEAT_SECONDS). The engine renews it as every job
+   * it runs (`touch`), and if this instance dies pg-boss's monitor fails it by its heartbeat and
+   * another instance takes the retry, as for any fetched job. Should `tx` roll back, neither the
+   * job nor its claim was ever there.
+   */
+  async addTaken(job: { id: string; data: JobData }, tx: StoreTransaction): Promise<Job> {
+    const db = this.fromKysely(tx.db);
+    const id = await this.boss.send(QUEUE, job.data, { id: job.id, db });
+    if (!id) throw new Error(`The job ${job.id} is in the queue already.`);
+    const { rows } = await db.executeSql(this.claimOne, [QUEUE, id]);
+    const claimed = rows[0] as { retry_count: number } | undefined;
+    if (!claimed) throw new Error(`The job ${job.id} just added could not be claimed.`);
+    return { id, data: job.data, attempt: claimed.retry_count + 1 };
   }
 
   async take(limit: number): Promise<Job[]> {

@@ -13,29 +13,34 @@ const BUSY_TIMEOUT_MS = 5_000;
  */
 export function sqliteKysely(path: string, use?: PoolUse): Kysely<Tables> {
   const database = openSqlite(path);
-  const dialect = new SqliteDialect({ database: preparingOnce(database) });
+  const statements = preparingOnce(database);
+  const dialect = new SqliteDialect({ database: statements });
   const db = new Kysely<Tables>({ dialect: use ? use.counting(dialect) : dialect });
-  const begin = database.prepare('begin deferred');
-  const commit = database.prepare('commit');
-  readTransactions.set(db, { begin: () => void begin.run(), end: () => void commit.run() });
+  readsAtOnce.set(db, (query, parameters) =>
+    database.isTransaction ? undefined : statements.prepare(query).all(parameters),
+  );
   return db;
 }
 
-/** Starts and ends a read transaction on a SQLite database's one connection (Store.readTogether). */
-export interface ReadTransaction {
-  begin(): void;
-  end(): void;
-}
+/**
+ * Runs a read's SQL on node:sqlite at once, its statement prepared once, and answers its rows;
+ * undefined while a transaction is open on the one connection (the caller then goes through
+ * Kysely, which waits for it).
+ */
+export type ReadAtOnce = (query: string, parameters: ReadonlyArray<unknown>) => unknown[] | undefined;
 
-const readTransactions = new WeakMap<Kysely<Tables>, ReadTransaction>();
+const readsAtOnce = new WeakMap<Kysely<Tables>, ReadAtOnce>();
 
 /**
- * The read transaction of a Kysely that `sqliteKysely` made; undefined for any other. Its BEGIN
- * and COMMIT run on node:sqlite directly, prepared once: through Kysely each would cost about as
- * much as the read lock it saves. Only for a caller that holds Kysely's connection
- * (`db.connection()`), so that no other query runs inside it.
+ * How to read at once on a Kysely that `sqliteKysely` made; undefined for any other (a
+ * transaction's, a held connection's, PostgreSQL's). Kysely's own way to a query, a chain of
+ * promises through its executor, its connection lock and the driver, cost about as much as the
+ * read itself (issue 29: GET /setup and every user-token read's user). Outside a transaction the
+ * same statement, run synchronously, is what Kysely would run: nothing else can run between its
+ * start and its end, and each statement sees the last commit. Inside one (another request's
+ * write, between its awaits) it would read what that transaction has not committed, so then not.
  */
-export const readTransactionOf = (db: Kysely<Tables>): ReadTransaction | undefined => readTransactions.get(db);
+export const readAtOnceOf = (db: Kysely<Tables>): ReadAtOnce | undefined => readsAtOnce.get(db);
 
 function openSqlite(path: string): DatabaseSync {
   restrictToOwner(path);

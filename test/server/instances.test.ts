@@ -178,6 +178,8 @@ describe('a run whose instance is killed mid-run', () => {
     });
     assert.equal(accepted.status, 202);
     const { executionId } = await accepted.json();
+    // A had room, so it took the job in the transaction that added it (on PostgreSQL too: the
+    // claim pg-boss's fetch makes, issue 27 item 9): a lease like any taken job's, which B takes over.
     await until(() => calls.length === 1, 'A called the app');
     // B starts only now, so the run is A's; then A dies mid-call.
     const b = await cluster.start('B');
@@ -211,6 +213,20 @@ describe('signing keys shared by the instances', () => {
     const kid = decodeProtectedHeader(token).kid;
     assert.deepEqual(await jwksKids(a), [kid]);
     assert.deepEqual(await jwksKids(b), [kid]);
+  });
+
+  test('the token of a user deleted on one instance is refused at once on the other, its claims kept there (issue 29)', async () => {
+    const { a, b } = pair;
+    const { userId, token } = await newUser(a);
+    // GET /setup reads the user with its children and connections, the others the user alone.
+    const reads = [`/setup?workflowId=${MINUTELY}`, '/workflow', `/user/${userId}`];
+    for (const path of reads) assert.equal((await a.api('GET', path, undefined, token)).status, 200, path);
+    assert.equal((await b.api('DELETE', `/user/${userId}`)).status, 200);
+    for (const path of reads) {
+      const refused = await a.api('GET', path, undefined, token);
+      assert.equal(refused.status, 401, path);
+      assert.match(refused.body.detail, /no longer exists/, path);
+    }
   });
 
   test('rotate-keys: new tokens carry the new kid, old ones verify until they expire, then the old key is gone', async () => {

@@ -4,7 +4,9 @@
  * whatever the URL holds.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { type RunningService, startService } from '../../server/app.js';
 import { gatheringStream, serviceLogger } from '../../server/log.js';
 import { API, rawRequest } from './support.js';
@@ -116,4 +118,35 @@ test('the gathering stream writes lines in the order logged, and a warning at on
   stream.lastLevel = 40;
   stream.write('a warning\n');
   assert.deepEqual(writes, ['first\nsecond\nthird\na warning\n']);
+});
+
+test("the stdout log's writer writes a text whole into a pipe that is full, continuing short writes", async () => {
+  // A child whose stdout is a non-blocking pipe (touching process.stdout makes it one), writing
+  // 4 MB in one call while this side does not read for a while: short writes, then EAGAIN.
+  const line = `{"msg":"é ${'x'.repeat(200)}"}\n`;
+  const count = 16_000;
+  const log = pathToFileURL(new URL('../../server/log.ts', import.meta.url).pathname).href;
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      `import { descriptorWriter } from ${JSON.stringify(log)};
+       process.stdout;
+       descriptorWriter(1).write(${JSON.stringify(line)}.repeat(${count}));
+       descriptorWriter(1).write('done\\n');`,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const chunks: Buffer[] = [];
+  child.stdout.pause();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk)).resume();
+  const code = await new Promise((resolve) => child.once('close', resolve));
+  assert.equal(code, 0, stderr);
+  assert.equal(Buffer.concat(chunks).toString(), `${line.repeat(count)}done\n`);
 });

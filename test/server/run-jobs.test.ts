@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { generateApiKey } from '../../server/auth.js';
 import type { Clock } from '../../server/clock.js';
 import { BALANCE, type Harness, newUser, PAYMENTS, REFUSE, startHarness, until } from './engine-support.js';
@@ -87,6 +88,22 @@ describe('a webhook call is stored, answered, then run', () => {
     assert.equal(answer.body.finished, true);
     const [stored] = await executionsOf(h, child);
     assert.equal(stored!.executionId, answer.body.executionId);
+  });
+
+  test('on PostgreSQL the accepting instance with room takes the job in the transaction that adds it (issue 27, item 9)', {
+    skip: !process.env.FORGE_TEST_POSTGRES && 'PostgreSQL only: SQLite has no creation time to compare',
+  }, async () => {
+    const user = await newUser(h);
+    const child = await user.install(PAYMENTS);
+    const answer = await post(await hookOf(h, child), { Prefer: 'wait=20' }, { amount: 150, customer: { name: 'B' } });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    // pg-boss stamps a job's creation and its start with the transaction's clock (job_now()):
+    // they are the same instant only when one transaction added and took the job, not when a
+    // fetch took it after.
+    const { rows } = await sql<{ state: string; takenWhenAdded: boolean; retries: number }>`
+      SELECT state, started_on = created_on AS "takenWhenAdded", retry_count AS retries
+      FROM pgboss.job WHERE data->>'executionId' = ${answer.body.executionId}`.execute(h.service.store.db);
+    assert.deepEqual(rows, [{ state: 'completed', takenWhenAdded: true, retries: 0 }]);
   });
 
   test('an Idempotency-Key repeat answers the first executionId and starts nothing', async () => {

@@ -181,6 +181,17 @@ describe('GET /setup, refused', () => {
       [aChild],
     );
     assert.deepEqual((await setup(a.token, `workflowId=${unrelated.workflowId}`)).body.installed, []);
+    // Nor B's connections: A's are exactly A's GET /credentials, without the integrations only B connected.
+    const onlyB = unrelated.integrations.filter((name) => !parent.integrations.includes(name));
+    assert.ok(onlyB.length > 0, 'the unrelated parent shares every integration with the sample');
+    const credentials = (await setup(a.token, `workflowId=${parent.workflowId}`)).body.credentials as Array<{
+      integration: string;
+    }>;
+    assert.deepEqual(credentials, (await forge.asUser(a.token, 'GET', '/credentials')).body.data);
+    assert.deepEqual(
+      credentials.filter((c) => onlyB.includes(c.integration)),
+      [],
+    );
   });
 
   test("the API key is a 403 that asks for the user's token; no credential is a 401", async () => {

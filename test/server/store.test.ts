@@ -163,36 +163,78 @@ test('a shared transaction that throws rolls back its own writes only, and gets 
     await store.transaction(async (tx) => tx.sharedTransaction(async (inner) => assert.equal(inner, tx)));
   }));
 
-test('reads together answer each read in order, end their read transaction even when a read fails, and run in a transaction when given one', () =>
+test("a user with their children and connections in one statement: each as its own read answers it, in its order, only the user's", () =>
   withStore(async (store) => {
     const userId = await store.users.create('Ada', 'ada@example.com');
-    const child = await store.children.create(userId, 'parent', {});
-    await store.credentials.save(userId, 'slack', 'sealed');
-    const [children, credentials] = await store.readTogether(
-      (db) => store.children.list(userId, db),
-      (db) => store.credentials.list(userId, db),
-    );
+    const otherId = await store.users.create('Grace', 'grace@example.com');
+    assert.deepEqual(await store.userWithChildrenAndConnections(userId), {
+      user: await store.users.get(userId),
+      children: [],
+      connections: [],
+    });
+    assert.deepEqual(await store.userWithChildrenAndConnections('no-such-user'), {
+      user: undefined,
+      children: [],
+      connections: [],
+    });
+    const first = await store.children.create(userId, 'parent-b', { block: { channel: 'general' } });
+    const second = await store.children.create(userId, 'parent-a', {});
+    await store.children.create(otherId, 'parent-a', {});
+    await store.credentials.save(userId, 'slack', 'sealed', 'Acme workspace');
+    await store.credentials.save(userId, 'github', 'sealed');
+    await store.credentials.save(otherId, 'hubspot', 'sealed');
+    const { user, children, connections } = await store.userWithChildrenAndConnections(userId);
+    // The same fields in the same order as users.get's.
+    assert.equal(JSON.stringify(user), JSON.stringify(await store.users.get(userId)));
     assert.deepEqual(children, await store.children.list(userId));
-    assert.deepEqual(credentials, await store.credentials.list(userId));
-    assert.equal(children[0]?.id, child.id);
-    await assert.rejects(
-      store.readTogether(
-        (db) => store.children.list(userId, db),
-        async () => {
-          throw new Error('a read failed');
-        },
-      ),
-      /a read failed/,
+    assert.deepEqual(connections, await store.credentials.list(userId));
+    assert.deepEqual(
+      children.map((c) => c.id),
+      [first.id, second.id],
     );
-    // No read transaction is left open: a write transaction starts (SQLite refuses a BEGIN inside one) and commits.
-    await store.transaction((tx) => tx.settings.set('note', 'written after'));
-    assert.equal(await store.settings.get('note'), 'written after');
+    assert.deepEqual(children[0]?.variables, { block: { channel: 'general' } });
+    // The same fields in the same order as the list's: the answer's bytes are JSON.stringify's of them.
+    assert.equal(
+      JSON.stringify(connections.map(({ connectedAt: _, ...c }) => c)),
+      '[{"integration":"github","status":"connected"},{"integration":"slack","status":"connected","account":"Acme workspace"}]',
+    );
     await store.transaction(async (tx) => {
       await tx.credentials.save(userId, 'hubspot', 'sealed');
-      const [inside] = await tx.readTogether((db) => tx.credentials.list(userId, db));
+      const inside = await tx.userWithChildrenAndConnections(userId);
       assert.deepEqual(
-        inside.map((c) => c.integration),
-        ['hubspot', 'slack'],
+        inside.connections.map((c) => c.integration),
+        ['github', 'hubspot', 'slack'],
       );
     });
+  }));
+
+test("a read outside a transaction never sees another transaction's uncommitted writes, on SQLite's one connection too", () =>
+  withStore(async (store) => {
+    const userId = await store.users.create('Ada', 'ada@example.com');
+    const user = await store.users.get(userId);
+    let reads: Promise<unknown[]> | undefined;
+    await assert.rejects(
+      store.transaction(async (tx) => {
+        // Read while the transaction is open (on SQLite, between its awaits, as another request
+        // would), without waiting: what they answer must be what was committed.
+        const addedId = await tx.users.create('Grace', 'grace@example.com');
+        await tx.children.create(userId, 'parent', {});
+        await tx.credentials.save(userId, 'slack', 'sealed');
+        const beforeDelete = [
+          store.users.get(addedId),
+          store.children.list(userId),
+          store.userWithChildrenAndConnections(userId),
+        ];
+        await tx.users.delete(userId);
+        reads = Promise.all([...beforeDelete, store.users.get(userId)]);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        throw new Error('undo');
+      }),
+      /undo/,
+    );
+    const [added, children, owned, kept] = (await reads)!;
+    assert.equal(added, undefined);
+    assert.deepEqual(children, []);
+    assert.deepEqual(owned, { user, children: [], connections: [] });
+    assert.deepEqual(kept, user);
   }));

@@ -1,0 +1,79 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import { Store } from '../server/store/store.js';
+import { API_PREFIX, newApiKey, spawnService } from './service.js';
+
+/**
+ * `node --import tsx bench/observability-perf.ts <out dir> [answers 60000] [variants both,neither]
+ * [main.js of another build]`: each variant's service under GET /workflow with the API key, and
+ * Linux `perf record` of it (cpu-clock, call graphs) over a fixed number of answers, into
+ * `<out dir>/<variant>.data`; V8's --perf-basic-prof map names the JIT frames. Unlike
+ * `--cpu-prof`, whose samples are taken by the wall clock (so a process waiting for a core is
+ * charged to whatever frame it stopped in), perf samples only the time the process runs: on a
+ * shared machine the frames' shares stay the process's own (issue 28; docs/design-notes.md).
+ * Read with `perf report -i <out dir>/both.data --no-children --sort symbol`.
+ */
+const [outDir, amountText = '60000', variantsText = 'both,neither', mainArg] = process.argv.slice(2);
+if (!outDir) {
+  console.error('Usage: node --import tsx bench/observability-perf.ts <out dir> [answers] [variants] [main.js]');
+  process.exit(2);
+}
+const amount = Number(amountText);
+const VARIANTS: Record<string, Record<string, string>> = {
+  both: {},
+  log: { FORGE_METRICS: 'off' },
+  metrics: { FORGE_LOG: 'off' },
+  neither: { FORGE_METRICS: 'off', FORGE_LOG: 'off' },
+};
+const workDir = mkdtempSync(join(tmpdir(), 'forge-obs-perf-'));
+const apiKey = newApiKey();
+const db = join(workDir, 'perf.db');
+await (await Store.open(db)).close();
+const variants = variantsText.split(',');
+const load = (service: Awaited<ReturnType<typeof spawnService>>, options: Partial<autocannon.Options>) =>
+  autocannon({
+    url: `${service.loopbackUrl}${API_PREFIX}/workflow`,
+    headers: { Authorization: `Bearer ${apiKey}` },
+    connections: 10,
+    ...options,
+  });
+const services: Array<{ variant: string; service: Awaited<ReturnType<typeof spawnService>> }> = [];
+try {
+  // One at a time, inside the try: a process that fails to start stops those started before it.
+  for (const variant of variants)
+    services.push({
+      variant,
+      service: await spawnService({
+        db,
+        apiKey,
+        main: mainArg ? resolve(mainArg) : undefined,
+        env: VARIANTS[variant]!,
+        nodeOptions: ['--perf-basic-prof-only-functions', '--interpreted-frames-native-stack'],
+        logFile: join(workDir, `${variant}.log`),
+      }),
+    });
+  for (const { service } of services) await load(service, { duration: 3 });
+  for (const { variant, service } of services) {
+    const pid = service.pid;
+    const perf: ChildProcess = spawn(
+      'perf',
+      ['record', '-e', 'cpu-clock', '-F', '2999', '-g', '-p', String(pid), '-o', join(outDir, `${variant}.data`)],
+      { stdio: 'inherit' },
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const cpu0 = service.cpuMs()!;
+    const result = await load(service, { amount });
+    const cpu1 = service.cpuMs()!;
+    perf.kill('SIGINT');
+    await new Promise((r) => perf.on('exit', r));
+    console.log(
+      `${variant}: ${result.requests.total} answers, ${(((cpu1 - cpu0) * 1000) / result.requests.total).toFixed(1)} µs CPU/answer, pid ${pid}`,
+    );
+  }
+} finally {
+  await Promise.all(services.map((s) => s.service.stop()));
+  rmSync(workDir, { recursive: true, force: true });
+}
