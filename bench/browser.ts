@@ -61,10 +61,9 @@ export interface BrowserResult {
   scrollDistancePx: number;
 }
 
-/** The measurements taken in headless Chromium, against the service on loopback, through the CDN bundle. */
-export async function benchBrowser(workDir: string, apiKey: string, cdnBundle: string): Promise<BrowserResult> {
-  const host = await startHost(cdnBundle);
-  const browser = await chromium.launch({
+/** Headless Chromium as every browser measurement runs it. */
+export const launchBenchBrowser = () =>
+  chromium.launch({
     executablePath: CHROMIUM,
     args: [
       '--no-sandbox',
@@ -77,6 +76,11 @@ export async function benchBrowser(workDir: string, apiKey: string, cdnBundle: s
       '--no-first-run',
     ],
   });
+
+/** The measurements taken in headless Chromium, against the service on loopback, through the CDN bundle. */
+export async function benchBrowser(workDir: string, apiKey: string, cdnBundle: string): Promise<BrowserResult> {
+  const host = await startHost(cdnBundle);
+  const browser = await launchBenchBrowser();
   try {
     return {
       ...(await modalPhase(workDir, apiKey, host, browser)),
@@ -222,21 +226,10 @@ async function bigListPhase(workDir: string, apiKey: string, host: BenchHost, br
 
 /** `<forge-integration-list>` over a catalog of APPS apps, measured as the list is (renderLists). */
 export async function appsPhase(workDir: string, apiKey: string, host: BenchHost, browser: Browser) {
-  const catalog = writeAppsCatalog(workDir, APPS);
-  const db = join(workDir, 'apps.db');
-  const userId = await seedListUser(db, catalog);
-  const service = await spawnService({ db, apiKey, catalog, allowedOrigins: [host.origin] });
-  host.service = service;
-  const config = { apiBase: service.url, tokenUrl: host.tokenUrl(userId), apps: APPS };
+  const { service, config } = await appsService(workDir, apiKey, [host]);
   try {
     const renders: ListSample[] = [];
-    for (let i = 0; i < APPS_RUNS; i++) {
-      renders.push(
-        await onPage(browser, host, (page) =>
-          page.evaluate((args) => (window as unknown as BenchWindow).bench.renderApps(args), config),
-        ),
-      );
-    }
+    for (let i = 0; i < APPS_RUNS; i++) renders.push(await renderAppsOnce(browser, host, config));
     return {
       apps200RenderMs: round1(median(renders.map((r) => r.renderMs))),
       apps200LoadMs: round1(median(renders.map((r) => r.ms))),
@@ -245,6 +238,35 @@ export async function appsPhase(workDir: string, apiKey: string, host: BenchHost
     await service.stop();
   }
 }
+
+/**
+ * The service of the apps phase (APPS apps, the user of `seedListUser`), behind every host given:
+ * `bench/apps.ts` serves two builds of the elements from two hosts to one service.
+ */
+export async function appsService(workDir: string, apiKey: string, hosts: BenchHost[]) {
+  const catalog = writeAppsCatalog(workDir, APPS);
+  const db = join(workDir, 'apps.db');
+  const userId = await seedListUser(db, catalog);
+  const service = await spawnService({ db, apiKey, catalog, allowedOrigins: hosts.map((host) => host.origin) });
+  for (const host of hosts) host.service = service;
+  return {
+    service,
+    config: { apiBase: service.url, tokenUrl: (host: BenchHost) => host.tokenUrl(userId), apps: APPS },
+  };
+}
+
+/** One fresh page of the apps phase: the grid appended, until its cards are shown and laid out. */
+export const renderAppsOnce = (
+  browser: Browser,
+  host: BenchHost,
+  { tokenUrl, ...config }: Awaited<ReturnType<typeof appsService>>['config'],
+) =>
+  onPage(browser, host, (page) =>
+    page.evaluate((args) => (window as unknown as BenchWindow).bench.renderApps(args), {
+      ...config,
+      tokenUrl: tokenUrl(host),
+    }),
+  );
 
 /**
  * Runs `work` on a freshly loaded bench page; any error the page throws fails the bench. With

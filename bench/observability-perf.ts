@@ -33,27 +33,28 @@ const apiKey = newApiKey();
 const db = join(workDir, 'perf.db');
 await (await Store.open(db)).close();
 const variants = variantsText.split(',');
-const services = await Promise.all(
-  variants.map(async (variant) => ({
-    variant,
-    service: await spawnService({
-      db,
-      apiKey,
-      main: mainArg ? resolve(mainArg) : undefined,
-      env: VARIANTS[variant]!,
-      nodeOptions: ['--perf-basic-prof-only-functions', '--interpreted-frames-native-stack'],
-      logFile: join(workDir, `${variant}.log`),
-    }),
-  })),
-);
-const load = (service: (typeof services)[number]['service'], options: Partial<autocannon.Options>) =>
+const load = (service: Awaited<ReturnType<typeof spawnService>>, options: Partial<autocannon.Options>) =>
   autocannon({
     url: `${service.loopbackUrl}${API_PREFIX}/workflow`,
     headers: { Authorization: `Bearer ${apiKey}` },
     connections: 10,
     ...options,
   });
+const services: Array<{ variant: string; service: Awaited<ReturnType<typeof spawnService>> }> = [];
 try {
+  // One at a time, inside the try: a process that fails to start stops those started before it.
+  for (const variant of variants)
+    services.push({
+      variant,
+      service: await spawnService({
+        db,
+        apiKey,
+        main: mainArg ? resolve(mainArg) : undefined,
+        env: VARIANTS[variant]!,
+        nodeOptions: ['--perf-basic-prof-only-functions', '--interpreted-frames-native-stack'],
+        logFile: join(workDir, `${variant}.log`),
+      }),
+    });
   for (const { service } of services) await load(service, { duration: 3 });
   for (const { variant, service } of services) {
     const pid = service.pid;

@@ -43,21 +43,28 @@ const workDir = mkdtempSync(join(tmpdir(), 'forge-obs-split-'));
 const apiKey = newApiKey();
 const db = join(workDir, 'split.db');
 await (await Store.open(db)).close();
-const services = [];
-for (const build of builds)
-  for (const variant of variantsArg.map((spec) => spec.split(':')[0]!))
-    services.push({
-      name: `${build.name === 'this build' ? '' : `${build.name.split('/').slice(-4, -3)[0]} `}${variant}`,
-      service: await spawnService({
-        db,
-        apiKey,
-        main: build.main,
-        env: VARIANTS[variant]!,
-        logFile: join(workDir, `${services.length}.log`),
-      }),
-      runs: [] as Throughput[],
-    });
+const services: Array<{
+  build: string;
+  name: string;
+  service: Awaited<ReturnType<typeof spawnService>>;
+  runs: Throughput[];
+}> = [];
 try {
+  // Inside the try: a process that fails to start stops those started before it.
+  for (const build of builds)
+    for (const variant of variantsArg.map((spec) => spec.split(':')[0]!))
+      services.push({
+        build: build.name,
+        name: `${build.name === 'this build' ? '' : `${build.name.split('/').slice(-4, -3)[0]} `}${variant}`,
+        service: await spawnService({
+          db,
+          apiKey,
+          main: build.main,
+          env: VARIANTS[variant]!,
+          logFile: join(workDir, `${services.length}.log`),
+        }),
+        runs: [] as Throughput[],
+      });
   for (let round = 0; round < rounds; round++) {
     const load = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
     const line: string[] = [];
@@ -79,7 +86,7 @@ try {
 }
 for (const s of services) {
   // Each build against its own process with neither.
-  const base = services.find((b) => b.name.endsWith('neither') && b.name.split(' ')[0] === s.name.split(' ')[0]);
+  const base = services.find((b) => b.name.endsWith('neither') && b.build === s.build);
   const baseCpu = base ? median(base.runs.map((t) => t.cpuUsPerRequest!)) : undefined;
   const baseRps = base ? median(base.runs.map((t) => t.rps)) : undefined;
   // Paired: this variant's turn against the base's in the same round.

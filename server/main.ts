@@ -362,7 +362,7 @@ if (command === 'check') {
 
 // The log: every line one JSON object on stdout (server/log.ts). A warning, an error or a fatal
 // line is written before the call that logs it returns, so it is out before a crash or a kill -9;
-// the info lines of one event-loop turn (a line per request) go out together at its end.
+// info lines (a line per request) go out together a millisecond after the first of them.
 const logDestination = stdoutLog();
 const logger = serviceLogger(logDestination, logLevel);
 serviceLog = logger;

@@ -18,6 +18,8 @@ const KEPT_CHARACTERS = 64 * 1024 * 1024;
 export class CatalogAnswers {
   private readonly texts = new Map<string, string | Buffer>();
   private characters = 0;
+  /** The key last used, already at the end of the queue. */
+  private newest: string | undefined;
 
   constructor(private readonly catalog: Catalog) {}
 
@@ -60,14 +62,19 @@ export class CatalogAnswers {
     const key = parts.join('\n');
     const known = this.texts.get(key);
     if (known !== undefined) {
-      // Used again: to the end of the queue, last to go.
-      this.texts.delete(key);
-      this.texts.set(key, known);
+      // Used again: to the end of the queue, last to go. Not when it is there already (the usual
+      // case): a delete and set on a Map of one entry makes V8 shrink and grow it on every request.
+      if (key !== this.newest) {
+        this.texts.delete(key);
+        this.texts.set(key, known);
+        this.newest = key;
+      }
       return known as Answer;
     }
     const text = make();
     if (text.length > KEPT_CHARACTERS) return text;
     this.texts.set(key, text);
+    this.newest = key;
     this.characters += text.length;
     for (const [oldKey, old] of this.texts) {
       if (this.characters <= KEPT_CHARACTERS) break;

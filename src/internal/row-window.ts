@@ -5,10 +5,16 @@ const WINDOW_FROM = 100;
 /**
  * Rows per block (rounded up to whole lines of a grid). Blocks keep their place in the template
  * whether rendered or not, so a rendered row's DOM stays its own while the user scrolls (Lit
- * reuses DOM by position): the row holding focus is never recycled to show another one.
+ * reuses DOM by position): the row holding focus is never recycled to show another one. Sixteen
+ * fill a viewport of 800 px (sixteen list rows of 64 px, four lines of four cards), so the first
+ * render, which has no overscan, is one block.
  */
-const BLOCK_ROWS = 25;
-/** Rendered beyond each edge of the viewport, in pixels: a fast fling does not outrun it. */
+const BLOCK_ROWS = 16;
+/**
+ * Rendered beyond each edge of the viewport, in pixels, once rows were measured: a fast fling
+ * does not outrun it. The first render shows the viewport's rows alone (what the user waits for),
+ * and the frame after it, which measures them, adds the rows beyond.
+ */
 const OVERSCAN_PX = 600;
 /** A row's height before any was measured (a row with a description, roughly). */
 const FIRST_GUESS_PX = 64;
@@ -30,7 +36,10 @@ export class RowWindow implements ReactiveController {
   /** Measured heights by row key, so they follow a row the filter moves. */
   readonly #heights = new Map<string, number>();
   #keys: readonly string[] = [];
-  /** Which blocks the last render showed, and how many rows a line had, as a string to compare. */
+  /**
+   * Which blocks the last render showed, how many rows a line had and the height it gave a row
+   * never measured (to the pixel), as a string to compare.
+   */
   #shown = '';
   #focusedKey: string | undefined;
   #frame = 0;
@@ -79,8 +88,8 @@ export class RowWindow implements ReactiveController {
     const total = keys.length;
     if (total <= WINDOW_FROM) return keys.map((_, i) => row(i));
     const shown = this.#shownBlocks();
-    this.#shown = `${this.#perLine}:${[...shown]}`;
     const guess = this.#guess();
+    this.#shown = `${this.#perLine}:${[...shown]}:${Math.round(guess)}`;
     const blocks: unknown[] = [];
     for (let from = 0; from < total; from += this.#blockRows) {
       const to = Math.min(from + this.#blockRows, total);
@@ -115,8 +124,10 @@ export class RowWindow implements ReactiveController {
       this.#frame = 0;
       // A grid resized to more or fewer columns cuts its blocks elsewhere (and the first render
       // of a grid, before it was laid out, counted one row a line): #shownBlocks reads the columns.
+      // Rows measured taller or shorter than the first render guessed make the spacers wrong, and
+      // with them the page's height and where a scroll lands: they are drawn again.
       const shown = this.#shownBlocks();
-      if (`${this.#perLine}:${[...shown]}` !== this.#shown) this.#host.requestUpdate();
+      if (`${this.#perLine}:${[...shown]}:${Math.round(this.#guess())}` !== this.#shown) this.#host.requestUpdate();
     });
   };
 
@@ -148,8 +159,9 @@ export class RowWindow implements ReactiveController {
     this.#gap = Number.parseFloat(style?.rowGap ?? '') || 0;
     const size = (this.#blockRows = Math.ceil(BLOCK_ROWS / this.#perLine) * this.#perLine);
     const top = list?.getBoundingClientRect().top ?? 0;
-    const from = -top - OVERSCAN_PX;
-    const to = innerHeight - top + OVERSCAN_PX;
+    const overscan = this.#heights.size && OVERSCAN_PX;
+    const from = -top - overscan;
+    const to = innerHeight - top + overscan;
     const guess = this.#guess();
     const shown = new Set<number>();
     const focused = this.#focusedKey === undefined ? -1 : keys.indexOf(this.#focusedKey);

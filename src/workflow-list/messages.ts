@@ -20,9 +20,15 @@ export interface MessageStrings extends ProblemStrings {
   retry: string;
 }
 
-/** Placeholder rows while the first load is under way. */
+/**
+ * Placeholder rows while the first load is under way. A letter in each font the rows use (name,
+ * small print, state glyph, button), laid out unseen, makes the browser look up and open those
+ * fonts while the reads are out: a page's first text in a font costs milliseconds (a synchronous
+ * font lookup in the browser process on Linux), which the first rows would wait for otherwise.
+ */
 export const loadingView = () =>
   html`<div class="skeleton" part="skeleton" aria-hidden="true">
+    <span class="visually-hidden"><u class="name">a</u><u class="small">a</u><u class="glyph">a</u><u class="button">a</u></span>
     ${[0, 1, 2].map(
       () => html`<div class="row">
         <span class="bone tile"></span>
