@@ -323,9 +323,12 @@ describe('<forge-integration-list>', () => {
     );
     const paths = reads.map((e) => new URL(e.name).pathname.replace('/forge/2021-12', '')).sort();
     expect(paths).to.deep.equal(['/credentials', '/workflow-health', '/workflow-summary']);
-    // Each started before any answered.
+    // Each started before any answered. WebKit's timings are whole milliseconds and count from
+    // when its network process takes the request up, which a loaded machine can hold back behind
+    // a first answer that took under a millisecond on loopback (CI saw 4238 against 4237): one
+    // after another would start each read after the answer before it was parsed, later still.
     const firstAnswer = Math.min(...reads.map((e) => e.responseEnd));
-    for (const read of reads) expect(read.startTime).to.be.below(firstAnswer);
+    for (const read of reads) expect(read.startTime).to.be.below(firstAnswer + 2);
   });
 
   it('is operable by keyboard: Tab reaches each card button in order', async () => {
