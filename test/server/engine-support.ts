@@ -219,18 +219,28 @@ export async function newUser(h: Harness) {
   };
 }
 
+/** A child workflow's webhook URL, as its owner is given it. */
+export async function hookOf(h: Harness, childId: string): Promise<string> {
+  return `${h.service.url}/forge/2021-12/hooks/${(await h.service.store.children.get(childId))!.webhookToken}`;
+}
+
+/** POSTs `body` as JSON to `url`: the answer's status, headers and parsed body. */
+export async function post(url: string, headers: Record<string, string> = {}, body: unknown = {}) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
 /**
  * POSTs to a child workflow's webhook URL, as a webhook sender would, asking to wait for the run
  * (`Prefer: wait`): the answer says whether it finished, as the tests of runs need.
  */
 export async function sendWebhook(h: Harness, childId: string, payload: unknown) {
-  const url = h.service.url + '/forge/2021-12/hooks/' + (await h.service.store.children.get(childId))!.webhookToken;
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Prefer: 'wait=30' },
-    body: JSON.stringify(payload),
-  });
-  return { status: response.status, body: await response.json() };
+  const { status, body } = await post(await hookOf(h, childId), { Prefer: 'wait=30' }, payload);
+  return { status, body };
 }
 
 /**

@@ -17,7 +17,17 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { generateApiKey } from '../../server/auth.js';
 import type { Clock } from '../../server/clock.js';
-import { BALANCE, type Harness, newUser, PAYMENTS, REFUSE, startHarness, until } from './engine-support.js';
+import {
+  BALANCE,
+  type Harness,
+  hookOf,
+  newUser,
+  PAYMENTS,
+  post,
+  REFUSE,
+  startHarness,
+  until,
+} from './engine-support.js';
 
 const MINUTE = 60_000;
 
@@ -37,19 +47,6 @@ function testClock(start: number) {
     },
   };
   return clock;
-}
-
-async function hookOf(h: Harness, childId: string): Promise<string> {
-  return `${h.service.url}/forge/2021-12/hooks/${(await h.service.store.children.get(childId))!.webhookToken}`;
-}
-
-async function post(url: string, headers: Record<string, string> = {}, body: unknown = {}) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, headers: response.headers, body: await response.json() };
 }
 
 async function executionsOf(h: Harness, childId: string): Promise<Array<{ executionId: string; finished: boolean }>> {

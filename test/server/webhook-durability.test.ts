@@ -10,20 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { type Harness, newUser, PAYMENTS, startHarness, until } from './engine-support.js';
-
-async function hookOf(h: Harness, childId: string): Promise<string> {
-  return `${h.service.url}/forge/2021-12/hooks/${(await h.service.store.children.get(childId))!.webhookToken}`;
-}
-
-async function post(url: string, headers: Record<string, string> = {}, body: unknown = {}) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, headers: response.headers, body: await response.json() };
-}
+import { type Harness, hookOf, newUser, PAYMENTS, post, startHarness, until } from './engine-support.js';
 
 /** Runs `statement` on the test's PostgreSQL server over a connection of its own. */
 async function serverSql(statement: string): Promise<void> {
