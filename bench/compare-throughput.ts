@@ -19,8 +19,9 @@ import { benchThroughput, FLOOR_READS, floorRatio, type ThroughputResult } from 
  *
  * `--postgres` (with `--webhook-only`): webhook runs on PostgreSQL instead, on one throwaway
  * cluster with PostgreSQL's default durability, a fresh database per build and round (issue 27,
- * item 9: not lower than 90% of the first build's). `--commits N` adds, after each turn's load,
- * N calls one by one and what each cost the database (transactions, writing ones, WAL flushes).
+ * item 9: not lower than 90% of the first build's). `--commits N` adds what each call cost the
+ * database (transactions, writing ones, WAL flushes) and the CPU of the service and of PostgreSQL,
+ * under the load (CONNECTIONS at once) and over N calls one by one after it.
  */
 const args = process.argv.slice(2);
 const roundsAt = args.indexOf('--rounds');
@@ -56,6 +57,7 @@ const KEYS = [...FLOOR_READS.map((read) => read.key), 'install'] as const;
  */
 const webhookRuns = targets.map(() => [] as number[]);
 const perRun = targets.map(() => [] as CommitsPerRun[]);
+const perRunUnderLoad = targets.map(() => [] as CommitsPerRun[]);
 const load = () => `load ${loadavg()[0]!.toFixed(1)}`;
 
 /** Where each turn's webhook database is: a SQLite file in the turn's directory, or a fresh PostgreSQL database. */
@@ -94,9 +96,17 @@ async function compareTurn(round: number, index: number): Promise<void> {
     );
     webhookRuns[index]!.push(webhook.runsPerSecond);
     if (webhook.perRun) perRun[index]!.push(webhook.perRun);
-    const costs = webhook.perRun
-      ? `; per run over ${webhook.perRun.calls} calls one by one: ${webhook.perRun.commits} transactions, ${webhook.perRun.writeCommits} writing, ${webhook.perRun.walSyncs} WAL flushes, ${webhook.perRun.ms} ms, CPU ${webhook.perRun.serviceCpuMs} ms service + ${webhook.perRun.postgresCpuMs} ms PostgreSQL`
-      : '';
+    if (webhook.underLoad) perRunUnderLoad[index]!.push(webhook.underLoad);
+    const cost = (run: CommitsPerRun) =>
+      `${run.commits} transactions, ${run.writeCommits} writing, ${run.walSyncs} WAL flushes, ${run.ms} ms, CPU ${run.serviceCpuMs} ms service + ${run.postgresCpuMs} ms PostgreSQL`;
+    const taken = webhook.underLoad?.takenOnAcceptance;
+    const costs = [
+      webhook.underLoad &&
+        `; per run under the load (${webhook.underLoad.calls} calls): ${cost(webhook.underLoad)}${taken === undefined ? '' : `; jobs taken on acceptance ${taken}, through the queue ${webhook.underLoad.queued}`}`,
+      webhook.perRun && `; per run over ${webhook.perRun.calls} calls one by one: ${cost(webhook.perRun)}`,
+    ]
+      .filter(Boolean)
+      .join('');
     const figures = result
       ? [
           `floor ${result.floor.rps} req/s`,
@@ -135,13 +145,18 @@ for (const [index, target] of targets.entries()) {
     `${target.name}: ${figures.join(', ')}; × floor: ${ratios.join(', ')}; webhook runs ${webhook}/s (${change(webhook, median(webhookRuns[0]!))})`,
   );
 }
-for (const [index, target] of targets.entries()) {
-  if (perRun[index]!.length === 0) continue;
-  const of = (key: Exclude<keyof CommitsPerRun, 'calls'>) =>
-    Math.round(median(perRun[index]!.map((cost) => cost[key])) * 100) / 100;
-  console.log(
-    `${target.name}: per run ${of('commits')} transactions, ${of('writeCommits')} writing, ${of('walSyncs')} WAL flushes, ${of('ms')} ms, CPU ${of('serviceCpuMs')} ms service + ${of('postgresCpuMs')} ms PostgreSQL`,
-  );
+for (const [costs, how] of [
+  [perRunUnderLoad, 'under the load'],
+  [perRun, 'one by one'],
+] as const) {
+  for (const [index, target] of targets.entries()) {
+    if (costs[index]!.length === 0) continue;
+    const of = (key: Exclude<keyof CommitsPerRun, 'calls'>) =>
+      Math.round(median(costs[index]!.map((cost) => cost[key])) * 100) / 100;
+    console.log(
+      `${target.name}: per run ${how} ${of('commits')} transactions, ${of('writeCommits')} writing, ${of('walSyncs')} WAL flushes, ${of('ms')} ms, CPU ${of('serviceCpuMs')} ms service + ${of('postgresCpuMs')} ms PostgreSQL`,
+    );
+  }
 }
 const [first, ...rest] = webhookRuns.map((runs) => median(runs));
 // On PostgreSQL, issue 27 item 9's budget: at least 90% of the first build's runs.

@@ -209,8 +209,13 @@ async function measureLogs({ url, childId, apiKey }: LogsTarget): Promise<LogsRe
 export interface WebhookResult {
   runsPerSecond: number;
   p99Ms: number;
-  /** What one call costs the database, on PostgreSQL when asked for (`countCommitsOver`). */
+  /** What one call costs the database, on PostgreSQL when asked for (`countCommitsOver`), calls one by one. */
   perRun?: CommitsPerRun;
+  /**
+   * The same under the load (CONNECTIONS at once), per call answered in LOAD_MS, and how the jobs
+   * were taken (the warm-up's included): at acceptance or through the queue.
+   */
+  underLoad?: CommitsPerRun & { takenOnAcceptance?: number; queued?: number };
 }
 
 /**
@@ -306,37 +311,33 @@ export async function benchWebhookRuns(
       throw new Error(`The webhook run failed (${errors[0]?.error}); the bench measures finished runs.`);
     }
     await load(post, WARM_UP_MS);
-    const { rps, p99Ms } = summarise(await load(post, LOAD_MS));
-    if (!countCommitsOver || !location.startsWith('postgres')) return { runsPerSecond: rps, p99Ms };
+    const counting = countCommitsOver !== undefined && countCommitsOver > 0 && location.startsWith('postgres');
     // A backend reports its counts when it has been idle a while (at most 10 s, PostgreSQL's
-    // PGSTAT_IDLE_INTERVAL) or when it exits: counted from a quiet moment to the service's exit.
-    await new Promise((resolve) => setTimeout(resolve, STATS_SETTLED_MS));
-    const before = await postgresCounts(location);
-    const cpuBefore = { service: service.cpuMs() ?? 0, postgres: postgresCpuMs(before.postmaster) };
+    // PGSTAT_IDLE_INTERVAL) or when it exits: each count is read after such a quiet moment.
+    const settled = async () => {
+      await new Promise((resolve) => setTimeout(resolve, STATS_SETTLED_MS));
+      const counts = await postgresCounts(location);
+      return { counts, cpu: { service: service.cpuMs() ?? 0, postgres: postgresCpuMs(counts.postmaster) } };
+    };
+    const beforeLoad = counting ? await settled() : undefined;
+    const loaded = await load(post, LOAD_MS);
+    const { rps, p99Ms } = summarise(loaded);
+    if (!beforeLoad || !countCommitsOver) return { runsPerSecond: rps, p99Ms };
+    // CPU read at once: the pools close connections idle for 10 s, and an ended backend's CPU is gone.
+    const cpuUnderLoad = { service: service.cpuMs() ?? 0, postgres: postgresCpuMs(beforeLoad.counts.postmaster) };
+    const afterLoad = await settled();
+    const underLoad = {
+      ...costOf(beforeLoad, { counts: afterLoad.counts, cpu: cpuUnderLoad }, loaded.length, LOAD_MS),
+      ...(await jobsTakenOnAcceptance(location)),
+    };
     const started = performance.now();
     for (let call = 0; call < countCommitsOver; call++) await post();
     const ms = performance.now() - started;
-    const postgresCpu = postgresCpuMs(before.postmaster);
-    let postgresCpuUsed = 0;
-    for (const [pid, used] of postgresCpu) postgresCpuUsed += used - (cpuBefore.postgres.get(pid) ?? 0);
-    const serviceCpuUsed = (service.cpuMs() ?? 0) - cpuBefore.service;
+    const cpuAfter = { service: service.cpuMs() ?? 0, postgres: postgresCpuMs(afterLoad.counts.postmaster) };
     await service.stop();
     await new Promise((resolve) => setTimeout(resolve, STATS_SETTLED_MS));
-    const after = await postgresCounts(location);
-    const per = (used: number) => round2(used / countCommitsOver);
-    return {
-      runsPerSecond: rps,
-      p99Ms,
-      perRun: {
-        calls: countCommitsOver,
-        commits: per(after.commits - before.commits),
-        writeCommits: per(after.writeCommits - before.writeCommits),
-        walSyncs: per(after.walSyncs - before.walSyncs),
-        ms: per(ms),
-        serviceCpuMs: per(serviceCpuUsed),
-        postgresCpuMs: per(postgresCpuUsed),
-      },
-    };
+    const after = { counts: await postgresCounts(location), cpu: cpuAfter };
+    return { runsPerSecond: rps, p99Ms, perRun: costOf(afterLoad, after, countCommitsOver, ms), underLoad };
   } finally {
     agent.destroy();
     await service.stop();
@@ -364,6 +365,49 @@ function postgresCpuMs(postmaster: number): Map<number, number> {
       used.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * 10);
   }
   return used;
+}
+
+type Counted = {
+  counts: Awaited<ReturnType<typeof postgresCounts>>;
+  cpu: { service: number; postgres: Map<number, number> };
+};
+
+/** What each of `calls` calls cost between two counts, `ms` the wall time they took. */
+function costOf(before: Counted, after: Counted, calls: number, ms: number): CommitsPerRun {
+  const per = (used: number) => round2(used / calls);
+  let postgresCpuUsed = 0;
+  for (const [pid, used] of after.cpu.postgres) postgresCpuUsed += used - (before.cpu.postgres.get(pid) ?? 0);
+  return {
+    calls,
+    commits: per(after.counts.commits - before.counts.commits),
+    writeCommits: per(after.counts.writeCommits - before.counts.writeCommits),
+    walSyncs: per(after.counts.walSyncs - before.counts.walSyncs),
+    ms: per(ms),
+    serviceCpuMs: per(after.cpu.service - before.cpu.service),
+    postgresCpuMs: per(postgresCpuUsed),
+  };
+}
+
+/**
+ * Of the webhook jobs in pg-boss's table, how many the accepting instance took in the accepting
+ * transaction (`addTaken`: started when created) and how many went through the queue (an instance
+ * without room); none on a build before the queue.
+ */
+async function jobsTakenOnAcceptance(url: string): Promise<{ takenOnAcceptance?: number; queued?: number }> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ queue: string | null }>(`SELECT to_regclass('pgboss.job')::text AS queue`);
+    if (!rows[0]?.queue) return {};
+    const { rows: jobs } = await client.query<{ taken: string; queued: string }>(
+      `SELECT count(*) FILTER (WHERE started_on = created_on) AS taken,
+         count(*) FILTER (WHERE started_on <> created_on) AS queued FROM pgboss.job`,
+    );
+    return { takenOnAcceptance: Number(jobs[0]!.taken), queued: Number(jobs[0]!.queued) };
+  } finally {
+    await client.end();
+  }
 }
 
 /** Longer than PostgreSQL's PGSTAT_IDLE_INTERVAL (10 s), after which an idle backend reports its counts. */

@@ -3,40 +3,62 @@ import type { Connection, TransactionHandle } from './connection.js';
 
 interface Member {
   work: (tx: Connection<TransactionHandle>) => Promise<unknown>;
+  /** Where the member runs in its group: members are run in this order (those without one first). */
+  order: string;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
 /**
- * Group commit on SQLite (issue 27, item 9): the transactions handed to it in one turn of the
- * event loop share one transaction, so one commit and one fsync instead of one each. With
- * `synchronous = FULL` the fsync is most of what a webhook run's writes cost, and with several
- * calls in flight they arrive together: while one commit waits for the disk, the next turn's
- * calls queue up behind it. Each member runs in a savepoint of its own, so one that throws
- * rolls back only its own writes and gets its own error, as if it had a transaction of its own;
- * every member is answered only after the shared commit, so nothing is answered as stored before
- * it is on disk. A commit that fails fails every member of it.
+ * Group commit (issue 27, item 9): the transactions handed to it while it gathers share one
+ * transaction, so one commit and one flush instead of one each. Each member runs in a savepoint
+ * of its own, so one that throws rolls back only its own writes and gets its own error, as if it
+ * had a transaction of its own; every member is answered only after the shared commit, so nothing
+ * is answered as stored before it is on disk. A commit that fails fails every member of it.
  *
- * The members run one after another in the one transaction (SQLite has a single connection):
- * their work must be database queries only, never a wait for anything else.
+ * On SQLite (`synchronous = FULL`) the fsync is most of what a webhook run's writes cost, and
+ * with several calls in flight they arrive together: a group is what one turn of the event loop
+ * hands it (while one commit waits for the disk, the next turn's calls queue up behind it).
+ *
+ * On PostgreSQL (`oneAtATime`) a group is what arrived while the one before it committed: one
+ * group in flight at a time, so the members gather during a commit's WAL flush. Members are run
+ * in their `order`, so that rows which members of different groups lock (a workflow's, its
+ * hour's) are taken in one order by every group, and two groups never wait for each other in a
+ * circle; a member that still meets a deadlock (another transaction locking in another order)
+ * gets the error alone, its savepoint rolled back.
+ *
+ * The members run one after another in the one transaction (on one connection): their work must
+ * be database queries only, never a wait for anything else.
  */
 export class CommitGroup {
   private pending: Member[] = [];
+  private committing = false;
 
   constructor(
     private readonly transaction: <T>(work: (tx: Connection<TransactionHandle>) => Promise<T>) => Promise<T>,
+    private readonly oneAtATime = false,
   ) {}
 
-  run<T>(work: (tx: Connection<TransactionHandle>) => Promise<T>): Promise<T> {
+  run<T>(work: (tx: Connection<TransactionHandle>) => Promise<T>, order = ''): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.pending.length === 0) setImmediate(() => void this.commit());
-      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (this.pending.length === 0 && !(this.oneAtATime && this.committing)) setImmediate(() => void this.commit());
+      this.pending.push({ work, order, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
   private async commit(): Promise<void> {
-    const members = this.pending;
+    const members = this.pending.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
     this.pending = [];
+    this.committing = true;
+    try {
+      await this.commitTogether(members);
+    } finally {
+      this.committing = false;
+      if (this.oneAtATime && this.pending.length > 0) setImmediate(() => void this.commit());
+    }
+  }
+
+  private async commitTogether(members: Member[]): Promise<void> {
     if (members.length === 1) {
       const [only] = members as [Member];
       await this.transaction(only.work).then(only.resolve, only.reject);

@@ -5,7 +5,7 @@ import { CompiledOnce, type Connection, type Handle, inTransaction, newId } from
 import type { Tables } from './schema.js';
 
 /** The hour of an ISO 8601 time, `2026-11-23T11`: what the logs page index counts by. */
-const hourOf = (isoTime: string) => isoTime.slice(0, 13);
+export const hourOf = (isoTime: string) => isoTime.slice(0, 13);
 /** The first instant of an hour (`hourOf`'s form), or of the one `later` hours after, in ISO 8601. */
 const startOfHour = (hour: string, later: number) =>
   new Date(Date.parse(`${hour}:00:00.000Z`) + later * 3_600_000).toISOString();

@@ -121,14 +121,18 @@ export class Store<H extends Handle = Handle> {
   /**
    * As `transaction(work)`, for the short writes that many requests make at once (a webhook call
    * accepted, a run stored): on SQLite the transaction may be shared, and so its commit (an
-   * fsync), with others begun in the same turn of the event loop (server/store/commit-group.ts);
-   * on PostgreSQL, whose server already flushes concurrent commits together, it is
-   * `transaction(work)`. `work` makes database queries only: it holds the shared transaction.
+   * fsync), with others begun in the same turn of the event loop (server/store/commit-group.ts).
+   * On PostgreSQL only writes given an `order` are shared (a run stored: every run of a workflow
+   * updates its row, which each transaction would hold through its WAL flush, one after another),
+   * with those that arrived while the group before committed, run in their `order` (the workflow
+   * whose rows they lock), so that groups lock shared rows in one order; without an `order` it is
+   * `transaction(work)`: the server flushes concurrent commits together itself. `work` makes
+   * database queries only: it holds the shared transaction.
    */
-  async sharedTransaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
-    if (this.isTransaction() || this.dialect !== 'sqlite') return this.transaction(work);
-    this.commitGroup ??= new CommitGroup((shared) => inTransaction(this, shared));
-    return this.commitGroup.run((tx) => work(new Store(tx)));
+  async sharedTransaction<T>(work: (tx: StoreTransaction) => Promise<T>, order?: string): Promise<T> {
+    if (this.isTransaction() || (this.dialect !== 'sqlite' && order === undefined)) return this.transaction(work);
+    this.commitGroup ??= new CommitGroup((shared) => inTransaction(this, shared), this.dialect === 'postgres');
+    return this.commitGroup.run((tx) => work(new Store(tx)), order);
   }
 
   /**

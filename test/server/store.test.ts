@@ -141,6 +141,38 @@ test('shared transactions begun together commit once, and each is answered only 
   }
 });
 
+test(
+  'on PostgreSQL, shared transactions given an order commit once, run in their order (issue 27, item 9)',
+  {
+    skip: BACKEND === 'sqlite' ? 'SQLite shares every one: the test above' : false,
+  },
+  () =>
+    withStore(async (store) => {
+      // The store's other pooled connections see only what was committed.
+      const committed = async () =>
+        Number(
+          (await sql<{ n: string }>`SELECT count(*) AS n FROM settings WHERE key LIKE 'ordered-%'`.execute(store.db))
+            .rows[0]!.n,
+        );
+      const seenByOthers: number[] = [];
+      const ran: string[] = [];
+      await Promise.all(
+        ['e', 'c', 'a', 'd', 'b'].map((name) =>
+          store.sharedTransaction(async (tx) => {
+            ran.push(name);
+            seenByOthers.push(await committed());
+            await tx.settings.set(`ordered-${name}`, 'written');
+          }, name),
+        ),
+      );
+      // Had each had a commit of its own, some would have seen others' rows.
+      assert.deepEqual(seenByOthers, [0, 0, 0, 0, 0]);
+      assert.equal(await committed(), 5);
+      // In their order, whatever order they came in: every group takes shared rows in one order.
+      assert.deepEqual(ran, ['a', 'b', 'c', 'd', 'e']);
+    }),
+);
+
 test('a shared transaction that throws rolls back its own writes only, and gets its own error', () =>
   withStore(async (store) => {
     const results = await Promise.allSettled(

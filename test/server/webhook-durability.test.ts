@@ -92,6 +92,29 @@ describe('on PostgreSQL a waiting caller is accepted without a flush of its own 
     );
   });
 
+  test('callers who wait beyond the runs an instance takes from the queue run at once, taken as added', async () => {
+    const user = await newUser(h);
+    const child = await user.install(PAYMENTS);
+    const hook = await hookOf(h, child);
+    // More than the eight runs an instance takes from the queue at once (RUN_CONCURRENCY): each
+    // caller holds its request anyway, and its job is added taken rather than queued and fetched.
+    const calls = Array.from({ length: 12 }, () =>
+      post(hook, { Prefer: 'wait=20' }, { amount: 150, customer: { name: 'B' } }),
+    );
+    await until(async () => held.length === 12, 'all twelve runs call the app at once');
+    for (const release of held.splice(0)) release();
+    const answers = await Promise.all(calls);
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      Array.from({ length: 12 }, () => 200),
+    );
+    // Created and started at one instant (pg-boss's job_now()): one transaction added and took it.
+    const { rows } = await sql<{ taken: number; jobs: number }>`
+      SELECT count(*) FILTER (WHERE started_on = created_on)::int AS taken, count(*)::int AS jobs
+      FROM pgboss.job WHERE data->>'workflowId' = ${child}`.execute(h.service.store.db);
+    assert.deepEqual(rows, [{ taken: 12, jobs: 12 }]);
+  });
+
   test('a wait that times out answers 202 only once the accepting commit is flushed', async () => {
     // The WAL writer would flush the commit within its 200 ms by itself; at 10 s it is the answer's
     // own flush that has to.
