@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Catalog } from '../server/catalog/catalog.js';
 import { DEMO_CATALOG } from '../server/paths.js';
+import { Store } from '../server/store/store.js';
 import { API_PREFIX, newApiKey, spawnFloor, spawnService } from './service.js';
 import { median, round1 } from './stats.js';
 import { seedUsers, THROUGHPUT_CONNECTIONS, type Throughput, timedRead } from './throughput.js';
@@ -32,6 +34,8 @@ const READS: Record<string, (base: string, userId: string) => string> = {
   workflow: (base) => `${base}/workflow`,
   summary: (base) => `${base}/workflow-summary`,
   user: (base, userId) => `${base}/user/${userId}`,
+  // The whole plugin stack and nothing else (issue 29's healthzToFloor); it ignores the token.
+  healthz: (base) => `${base.slice(0, -API_PREFIX.length)}/healthz`,
 };
 if (!other || !(rounds > 0) || !(seconds > 0) || !reads.every((read) => read in READS)) {
   console.error(
@@ -52,8 +56,13 @@ const services = await Promise.all(
   builds.map(async ({ main }, i) => {
     // Each build its own database (an older build may refuse a newer one's schema), seeded alike.
     const db = join(workDir, `reads-${i}.db`);
-    const [userId] = await seedUsers(db, integrations, 3);
-    const service = await spawnService({ db, apiKey, main });
+    // Seeded through the build's own store: a build refuses a database migrated past its schema.
+    const stores = main
+      ? ((await import(pathToFileURL(join(dirname(main), 'store', 'store.js')).href)) as { Store: typeof Store }).Store
+      : Store;
+    const [userId] = await seedUsers(db, integrations, 3, stores);
+    // Its log to a file, not a pipe this process (the load's client) would drain, as the throughput bench does.
+    const service = await spawnService({ db, apiKey, main, logFile: join(workDir, `reads-${i}.log`) });
     const { token } = await service.hostApi<{ token: string }>('GET', `/user/${userId}/token`);
     return { service, userId: userId!, token };
   }),

@@ -83,7 +83,10 @@ export async function benchThroughput(
     parent.integrations.map((i) => i.name),
   );
   const floor = await spawnFloor();
-  const service = await spawnService({ db: dbPath, apiKey, ...target });
+  // The request log to a file, as bench/observability.ts does: read from a pipe, it was drained
+  // by this process, the one that drives the load, which took CPU from the client during every
+  // service row and none during the floor's (issue 29's healthzToFloor; docs/design-notes.md).
+  const service = await spawnService({ db: dbPath, apiKey, logFile: join(workDir, 'throughput.log'), ...target });
   const floors: Throughput[] = [];
   const reads = {} as Record<FloorReadKey, Throughput>;
   let install: Throughput;
@@ -172,8 +175,11 @@ export async function seedUsers(
   // One for the reads, one per install, and spares: autocannon may prepare a request per
   // connection beyond the last one it sends.
   count = 1 + INSTALLS + 2 * THROUGHPUT_CONNECTIONS,
+  // Another build's store for that build's database (bench/compare-reads.ts): its schema may be
+  // older than this one's, and a build refuses a database migrated past what it knows.
+  stores: Pick<typeof Store, 'open'> = Store,
 ): Promise<string[]> {
-  const store = await Store.open(dbPath);
+  const store = await stores.open(dbPath);
   const secrets = SecretBox.open(dbPath);
   try {
     return await store.transaction(async (tx) => {
