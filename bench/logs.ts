@@ -18,9 +18,9 @@ import { percentile, round1, round2 } from './stats.js';
 import type { Row } from './table.js';
 
 export const EXECUTIONS = 100_000;
-const LIMIT = 30;
+export const LIMIT = 30;
 /** The first ten pages, what people read; measured apart from the deep page. */
-const FIRST_PAGES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+export const FIRST_PAGES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 /** A page near the end of the log (3,334 pages of 30): 89,970 newer entries come before it. */
 const DEEP_PAGE = 3000;
 /** Executions per insert while seeding. */
@@ -535,9 +535,9 @@ export function backendRows(results: BackendResult[]): Row[] {
   ]);
 }
 
-type Sample = { page: number; ms: number };
+export type Sample = { page: number; ms: number };
 
-async function load(
+export async function load(
   send: (page: number) => Promise<{ ms: number }>,
   durationMs: number,
   pages: number[] = [1],
@@ -566,7 +566,7 @@ function summarise(samples: Sample[]): LoadResult {
   };
 }
 
-function timedRequest(
+export function timedRequest(
   agent: Agent,
   {
     body: sent,
