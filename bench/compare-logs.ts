@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,7 +7,18 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { startCluster } from '../scripts/pg-cluster.mjs';
 import { Store } from '../server/store/store.js';
-import { CONNECTIONS, FIRST_PAGES, LIMIT, load, type Sample, seedLogs, timedRequest } from './logs.js';
+import {
+  CONNECTIONS,
+  FIRST_PAGES,
+  LIMIT,
+  load,
+  newDatabase,
+  postgresCpuMs,
+  type Sample,
+  seedLogs,
+  statFields,
+  timedRequest,
+} from './logs.js';
 import { API_PREFIX, newApiKey, type ServiceProcess, spawnService } from './service.js';
 import { median, percentile, round1, round2 } from './stats.js';
 
@@ -49,7 +60,10 @@ interface Turn {
   p50Ms: number;
   p99Ms: number;
   serviceCpuUs: number;
+  /** The service's context switches per answer (waits for I/O, and preemptions by other processes). */
+  serviceSwitches: number;
   postgresCpuUs?: number;
+  postgresSwitches?: number;
   statements?: number;
   /** The statements that ran most in the turn: calls per answer and mean time in PostgreSQL, in µs. */
   top?: Array<{ query: string; perAnswer: number; meanUs: number }>;
@@ -88,13 +102,12 @@ async function runHarness(): Promise<void> {
       const admin = await Store.open(cluster.url);
       try {
         await sql`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`.execute(admin.db);
-        await sql`CREATE DATABASE bench_logs`.execute(admin.db);
       } finally {
         await admin.close();
       }
       cluster.stop();
       cluster.start();
-      location = cluster.url.replace(/\/postgres$/, '/bench_logs');
+      location = await newDatabase(cluster.url, 'bench_logs');
       const store = await Store.open(location);
       try {
         await sql`CREATE EXTENSION pg_stat_statements`.execute(store.db);
@@ -163,8 +176,8 @@ function describe(turn: Turn): string {
   const postgres =
     turn.postgresCpuUs === undefined
       ? ''
-      : `, PostgreSQL ${turn.postgresCpuUs} µs/answer, ${turn.statements} statements/answer${turn.top?.length ? ` [${turn.top.map((t) => `${t.perAnswer}× ${t.meanUs} µs ${t.query}`).join('; ')}]` : ''}`;
-  return `${turn.build} ${turn.read}: p50 ${turn.p50Ms} ms, p99 ${turn.p99Ms} ms, ${turn.rps}/s, service ${turn.serviceCpuUs} µs/answer${postgres} (load ${turn.load})`;
+      : `, PostgreSQL ${turn.postgresCpuUs} µs/answer, ${turn.postgresSwitches} switches/answer, ${turn.statements} statements/answer${turn.top?.length ? ` [${turn.top.map((t) => `${t.perAnswer}× ${t.meanUs} µs ${t.query}`).join('; ')}]` : ''}`;
+  return `${turn.build} ${turn.read}: p50 ${turn.p50Ms} ms, p99 ${turn.p99Ms} ms, ${turn.rps}/s, service ${turn.serviceCpuUs} µs/answer, ${turn.serviceSwitches} switches/answer${postgres} (load ${turn.load})`;
 }
 
 function summarise(turns: Turn[], rounds: number, seconds: number, other: string, backend: string): void {
@@ -174,16 +187,17 @@ function summarise(turns: Turn[], rounds: number, seconds: number, other: string
     const pages = of('pages');
     const healthz = of('healthz');
     const ratios = pages.map((p, i) => round2(p.p99Ms / healthz[i]!.p99Ms));
-    const figure = (values: number[]) => `median ${round1(median(values))}, min ${round1(Math.min(...values))}`;
+    const figure = (values: number[]) => `median ${round2(median(values))}, min ${round2(Math.min(...values))}`;
     const lines = [
       `${build}: pages p99 ÷ /healthz p99 per round ${ratios.join(', ')} (median ${round2(median(ratios))})`,
       `  pages p99 ms ${figure(pages.map((t) => t.p99Ms))}; /healthz p99 ms ${figure(healthz.map((t) => t.p99Ms))}`,
       `  pages/s ${figure(pages.map((t) => t.rps))}; /healthz/s ${figure(healthz.map((t) => t.rps))}`,
       `  service µs/page ${figure(pages.map((t) => t.serviceCpuUs))}; µs/healthz ${figure(healthz.map((t) => t.serviceCpuUs))}`,
+      `  service switches/page ${figure(pages.map((t) => t.serviceSwitches))}; /healthz ${figure(healthz.map((t) => t.serviceSwitches))}`,
     ];
     if (pages[0]?.postgresCpuUs !== undefined) {
       lines.push(
-        `  PostgreSQL µs/page ${figure(pages.map((t) => t.postgresCpuUs!))}; statements/page ${figure(pages.map((t) => t.statements!))}`,
+        `  PostgreSQL µs/page ${figure(pages.map((t) => t.postgresCpuUs!))}; switches/page ${figure(pages.map((t) => t.postgresSwitches!))}; statements/page ${figure(pages.map((t) => t.statements!))}`,
       );
     }
     console.log(lines.join('\n'));
@@ -215,9 +229,14 @@ async function runClient(job: ClientJob): Promise<void> {
       for (const { target, read, send, pages } of round % 2 === 0 ? reads : [...reads].reverse()) {
         await load(send, 1_000, pages);
         const loadAverage = round1(loadavg()[0]!);
-        const before = { service: cpuMsOf(target.pid)!, postgres: await postgres?.snapshot() };
+        const before = {
+          service: cpuMsOf(target.pid),
+          switches: switchesOf(target.pid),
+          postgres: await postgres?.snapshot(),
+        };
         const samples: Sample[] = await load(send, job.seconds * 1_000, pages);
-        const serviceMs = cpuMsOf(target.pid)! - before.service;
+        const serviceMs = cpuMsOf(target.pid) - before.service;
+        const switches = switchesOf(target.pid) - before.switches;
         const ms = samples.map((s) => s.ms);
         const answers = samples.length;
         const turn: Turn = {
@@ -229,6 +248,7 @@ async function runClient(job: ClientJob): Promise<void> {
           p50Ms: round1(percentile(ms, 50)),
           p99Ms: round1(percentile(ms, 99)),
           serviceCpuUs: Math.round((serviceMs * 1000) / answers),
+          serviceSwitches: round2(switches / answers),
         };
         if (postgres && before.postgres) Object.assign(turn, await postgres.since(before.postgres, answers));
         process.stdout.write(`${JSON.stringify(turn)}\n`);
@@ -242,6 +262,7 @@ async function runClient(job: ClientJob): Promise<void> {
 
 interface PostgresSnapshot {
   cpuMs: Map<number, number>;
+  switches: Map<number, number>;
   statements: Map<string, { query: string; calls: number; totalMs: number }>;
 }
 
@@ -263,13 +284,21 @@ async function postgresProbe(url: string) {
   };
   return {
     async snapshot(): Promise<PostgresSnapshot> {
-      return { statements: await statements(), cpuMs: childrenCpuMs(postmaster) };
+      const cpuMs = postgresCpuMs(postmaster);
+      return {
+        statements: await statements(),
+        cpuMs,
+        switches: new Map([...cpuMs.keys()].map((pid) => [pid, switchesOf(pid)])),
+      };
     },
     async since(before: PostgresSnapshot, answers: number) {
-      const cpuMs = childrenCpuMs(postmaster);
+      const cpuMs = postgresCpuMs(postmaster);
       const after = await statements();
       let cpu = 0;
       for (const [pid, used] of cpuMs) cpu += used - (before.cpuMs.get(pid) ?? 0);
+      // Only processes there at both readings: the pool closes connections idle for 10 s and opens new ones.
+      let switches = 0;
+      for (const [pid, was] of before.switches) if (cpuMs.has(pid)) switches += switchesOf(pid) - was;
       const ran = [...after]
         .map(([id, s]) => {
           const was = before.statements.get(id);
@@ -280,6 +309,7 @@ async function postgresProbe(url: string) {
       ran.sort((a, b) => b.calls - a.calls);
       return {
         postgresCpuUs: Math.round((cpu * 1000) / answers),
+        postgresSwitches: round2(switches / answers),
         statements: round2(ran.reduce((sum, s) => sum + s.calls, 0) / answers),
         top: ran.slice(0, 2).map((s) => ({
           query: s.query.replace(/\s+/g, ' ').slice(0, 60),
@@ -292,26 +322,18 @@ async function postgresProbe(url: string) {
   };
 }
 
-function statFields(pid: number | string): string[] | undefined {
+/** CPU time the process has used so far, in ms. */
+function cpuMsOf(pid: number): number {
+  const fields = statFields(pid)!;
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Context switches of the process so far, voluntary and not (0 when it is gone). */
+function switchesOf(pid: number): number {
   try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return [...status.matchAll(/ctxt_switches:\s+(\d+)/g)].reduce((sum, [, n]) => sum + Number(n), 0);
   } catch {
-    return undefined;
+    return 0;
   }
-}
-
-function cpuMsOf(pid: number | string): number | undefined {
-  const fields = statFields(pid);
-  return fields && (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** CPU time so far of each of the postmaster's children (its backends, the WAL writer…), in ms. */
-function childrenCpuMs(postmaster: number): Map<number, number> {
-  const used = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = statFields(entry);
-    if (fields && Number(fields[1]) === postmaster) used.set(Number(entry), cpuMsOf(entry)!);
-  }
-  return used;
 }

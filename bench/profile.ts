@@ -2,12 +2,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
-import { sql } from 'kysely';
 import { startCluster } from '../scripts/pg-cluster.mjs';
 import { Catalog } from '../server/catalog/catalog.js';
 import { DEMO_CATALOG } from '../server/paths.js';
-import { Store } from '../server/store/store.js';
-import { seedLogs } from './logs.js';
+import { newDatabase, seedLogs } from './logs.js';
 import { optionsSetup } from './options.js';
 import { API_PREFIX, newApiKey, spawnService } from './service.js';
 
@@ -46,7 +44,7 @@ const profileDir = join(workDir, 'profile');
 // those of its last `loadMs` before the `stopMs` the process took to stop once the load ended.
 const window = { loadMs: 0, stopMs: 0 };
 let loadEnded = 0;
-const db = cluster ? await postgresDatabase(cluster.url) : join(workDir, 'profile.db');
+const db = cluster ? await newDatabase(cluster.url, 'profile') : join(workDir, 'profile.db');
 // `logs`: pages 1–10 of a log of 3,000 runs (the first pages cost the same at 100,000), with the API key.
 const logs = read === 'logs' ? await seedLogs(db, 3_000) : undefined;
 // `options`: a Slack channel's choices as bench/options.ts reads them, each past the page cache.
@@ -123,17 +121,6 @@ try {
   options?.app.kill();
   window.stopMs = performance.now() - loadEnded;
   cluster?.remove();
-}
-
-/** A database of its own on the throwaway cluster. */
-async function postgresDatabase(url: string): Promise<string> {
-  const admin = await Store.open(url);
-  try {
-    await sql`CREATE DATABASE profile`.execute(admin.db);
-  } finally {
-    await admin.close();
-  }
-  return url.replace(/\/postgres$/, '/profile');
 }
 
 const [file] = readdirSync(profileDir);
