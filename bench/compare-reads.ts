@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Catalog } from '../server/catalog/catalog.js';
 import { DEMO_CATALOG } from '../server/paths.js';
+import { Store } from '../server/store/store.js';
 import { API_PREFIX, newApiKey, spawnFloor, spawnService } from './service.js';
 import { median, round1 } from './stats.js';
 import { seedUsers, THROUGHPUT_CONNECTIONS, type Throughput, timedRead } from './throughput.js';
@@ -52,7 +54,11 @@ const services = await Promise.all(
   builds.map(async ({ main }, i) => {
     // Each build its own database (an older build may refuse a newer one's schema), seeded alike.
     const db = join(workDir, `reads-${i}.db`);
-    const [userId] = await seedUsers(db, integrations, 3);
+    // Seeded through the build's own store: a build refuses a database migrated past its schema.
+    const stores = main
+      ? ((await import(pathToFileURL(join(dirname(main), 'store', 'store.js')).href)) as { Store: typeof Store }).Store
+      : Store;
+    const [userId] = await seedUsers(db, integrations, 3, stores);
     const service = await spawnService({ db, apiKey, main });
     const { token } = await service.hostApi<{ token: string }>('GET', `/user/${userId}/token`);
     return { service, userId: userId!, token };

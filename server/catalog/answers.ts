@@ -8,6 +8,9 @@ import type { Catalog, CatalogWorkflow } from './catalog.js';
  */
 const KEPT_CHARACTERS = 64 * 1024 * 1024;
 
+/** What GET /setup offers: one parent, or the parents that use an integration. */
+export type SetupFilter = { workflowId: string } | { integration: string };
+
 /**
  * The parts of answers that only change with the catalog, as JSON text, made once per origin and
  * filter rather than per request: the catalog does not change while the service runs, and
@@ -44,9 +47,18 @@ export class CatalogAnswers {
    * The parents GET /setup offers, a JSON array of GET /workflow's entries: `parents` are the
    * catalog's, those of `workflowId` (one active parent) or `integration`.
    */
-  setupParents(base: string, by: { workflowId: string } | { integration: string }, parents: CatalogWorkflow[]): string {
-    const key = 'workflowId' in by ? `id:${by.workflowId}` : `integration:${this.filter(by.integration)}`;
-    return this.kept(['setup', base, key], () => JSON.stringify(parents.map((parent) => parentView(parent, base))));
+  setupParents(base: string, by: SetupFilter, parents: CatalogWorkflow[]): string {
+    return this.kept(['setup', base, this.setupFilter(by)], () =>
+      JSON.stringify(parents.map((parent) => parentView(parent, base))),
+    );
+  }
+
+  /**
+   * GET /setup's filter as a key: one parent's id (an active one: others are refused first), or an
+   * integration as `filter` keys it. Requests with the same key offer the same parents.
+   */
+  setupFilter(by: SetupFilter): string {
+    return 'workflowId' in by ? `id:${by.workflowId}` : `integration:${this.filter(by.integration)}`;
   }
 
   /**

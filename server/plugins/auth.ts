@@ -16,8 +16,7 @@ import fp from 'fastify-plugin';
 import type { User } from 'forge-embed/client';
 import type { AuthKeys, Principal } from '../auth.js';
 import { forbidden, unauthorized } from '../http.js';
-import type { ConnectionSummary } from '../store/credentials.js';
-import type { ChildRow, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import type { Access } from './route-table.js';
 
 /**
@@ -48,17 +47,17 @@ declare module 'fastify' {
     /** The user a user token names, as the credential check read it; undefined for the API key. */
     tokenUser: User | undefined;
     /**
-     * The token user's children and connections, read with the user on a route whose config asks
-     * for them (`withTokenUser`); undefined elsewhere.
+     * The version of the token user's workflows and connections (`users.own_version`), read with
+     * the user on a route whose config asks for it (`withTokenUser`); undefined elsewhere.
      */
-    tokenUserOwn: { children: ChildRow[]; connections: ConnectionSummary[] } | undefined;
+    tokenUserOwnVersion: number | undefined;
   }
   interface FastifyContextConfig {
     /**
-     * What a user-token route needs of the token user's own rows, read by the credential check in
-     * the one statement that reads the user (issue 29): one read lock, not two.
+     * What a user-token route needs with the token user, read by the credential check in the one
+     * statement that reads the user (issue 29): the version its kept answers are keyed by.
      */
-    withTokenUser?: 'childrenAndConnections';
+    withTokenUser?: 'ownVersion';
   }
 }
 
@@ -74,7 +73,7 @@ export interface AuthOptions {
 async function auth(app: FastifyInstance, options: AuthOptions): Promise<void> {
   app.decorateRequest('principal', null as never);
   app.decorateRequest('tokenUser', undefined);
-  app.decorateRequest('tokenUserOwn', undefined);
+  app.decorateRequest('tokenUserOwnVersion', undefined);
   // A callback, not an async function: a public route (a probe, a webhook, an icon) passes
   // through without a promise made and awaited for it (issue 29).
   app.addHook('onRequest', function identifyCaller(request, _reply, done) {
@@ -103,10 +102,10 @@ async function authenticate(
     );
   }
   if (principal.kind === 'user') {
-    if (withTokenUser === 'childrenAndConnections') {
-      const { user, ...own } = await store.userWithChildrenAndConnections(principal.userId);
-      request.tokenUser = user;
-      request.tokenUserOwn = own;
+    if (withTokenUser === 'ownVersion') {
+      const read = await store.users.getWithOwnVersion(principal.userId);
+      request.tokenUser = read?.user;
+      request.tokenUserOwnVersion = read?.ownVersion;
     } else {
       request.tokenUser = await store.users.get(principal.userId);
     }

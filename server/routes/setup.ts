@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { CatalogAnswers } from '../catalog/answers.js';
+import { CatalogAnswers, type SetupFilter } from '../catalog/answers.js';
 import { badRequest, sendJsonText } from '../http.js';
+import { KeptAnswers } from '../kept-answers.js';
 import { SetupSchema } from '../schemas.js';
 import { childView } from '../views.js';
 import { baseOf, type RoutePlugin } from './context.js';
@@ -11,13 +12,21 @@ import { baseOf, type RoutePlugin } from './context.js';
  * seed's endpoints the modal needs two round trips after the token (the catalog, the user and
  * the credentials, then each copy's values); this one needs a single round trip.
  */
+/**
+ * All the answers kept take at most this many bytes together: the demo catalog's answers are 2 to
+ * 10 KB, so this keeps a few thousand users' opens of the modal.
+ */
+const KEPT_BYTES = 16 * 1024 * 1024;
+
 const setup: RoutePlugin = async (api, { store, catalog }) => {
   const answers = new CatalogAnswers(catalog);
+  // Answers as sent, per user at the version of their workflows and connections (issue 29).
+  const kept = new KeptAnswers(KEPT_BYTES);
   api.get(
     '/setup',
     {
-      // The credential check reads the user's children and connections with the user.
-      config: { access: 'user', withTokenUser: 'childrenAndConnections' },
+      // The credential check reads the version of the user's workflows and connections with the user.
+      config: { access: 'user', withTokenUser: 'ownVersion' },
       schema: {
         summary: 'Everything one open of the configuration modal needs',
         description: 'Give exactly one of workflowId and integration.',
@@ -45,28 +54,31 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
         );
       }
       // An unknown integration answers no workflows, as GET /workflow's filter does: the modal
-      // then says that no workflow uses it yet.
-      const workflows = workflowId === undefined ? catalog.list(integration) : [catalog.active(workflowId)];
-      const offered = new Map(workflows.map((parent) => [parent.workflowId, parent]));
+      // then says that no workflow uses it yet. An unknown parent is refused here, kept or not.
+      const one = workflowId === undefined ? undefined : catalog.active(workflowId);
+      const by: SetupFilter = one ? { workflowId: one.workflowId } : { integration: integration! };
       const base = baseOf(request);
-      // Read with the token's user, in one statement (issue 29); read here only if the route's
-      // config stopped asking for them.
-      const { children, connections: credentials } =
-        request.tokenUserOwn ?? (await store.userWithChildrenAndConnections(userId));
+      // The answer is made of the catalog (which does not change while the service runs), the
+      // origin, the filter and the user's workflows and connections, and of nothing else (no
+      // clock, no other query): kept per user at their version, by origin and filter.
+      const version = request.tokenUserOwnVersion;
+      const key = `${base}\n${answers.setupFilter(by)}`;
+      const known = version === undefined ? undefined : kept.get(userId, version, key);
+      if (known) return sendJsonText(reply, known);
+      const workflows = one ? [one] : catalog.list(integration);
+      const offered = new Map(workflows.map((parent) => [parent.workflowId, parent]));
+      // Read in one statement, after the version: as new as it or newer.
+      const { children, connections: credentials } = await store.userWithChildrenAndConnections(userId);
       const installed = children
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));
       // The parents on offer change only with the catalog: their JSON is made once (issue 29);
       // the answer is the text JSON.stringify makes of Setup, field for field in its order.
-      const parents = answers.setupParents(
-        base,
-        workflowId === undefined ? { integration: integration! } : { workflowId },
-        workflows,
+      const body = Buffer.from(
+        `{"workflows":${answers.setupParents(base, by, workflows)},"installed":${JSON.stringify(installed)},"credentials":${JSON.stringify(credentials)}}`,
       );
-      return sendJsonText(
-        reply,
-        `{"workflows":${parents},"installed":${JSON.stringify(installed)},"credentials":${JSON.stringify(credentials)}}`,
-      );
+      if (version !== undefined) kept.keep(userId, version, key, body);
+      return sendJsonText(reply, body);
     },
   );
 };

@@ -5,7 +5,7 @@ import { CatalogAnswers } from '../catalog/answers.js';
 import { type CatalogWorkflow, needsCredential } from '../catalog/catalog.js';
 import { OptionsFailure } from '../engine/options.js';
 import { badRequest, conflict, HttpProblem, notFound, sendJsonText } from '../http.js';
-import { LogsPages } from '../logs-pages.js';
+import { KeptAnswers } from '../kept-answers.js';
 import {
   ChildWorkflowSchema,
   ErrorLogEntrySchema,
@@ -103,8 +103,9 @@ const VariablesOfBlock = Type.Record(Type.String(), Type.Unknown(), {
 const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
   // The catalog's listings, serialized once per origin and filter (issue 29).
   const answers = new CatalogAnswers(catalog);
-  // Logs pages, kept per workflow at its logs version (issue 29).
-  const pages = new LogsPages();
+  // Logs pages, kept per workflow at its logs version (issue 29). A page is at most 30 runs; the
+  // bench's are 15 KB, so this holds the first pages of a few hundred workflows.
+  const pages = new KeptAnswers(32 * 1024 * 1024);
   /**
    * The child workflow a caller names. Another user's child answers exactly as a missing one,
    * so a token never learns that someone else's workflow exists.
@@ -479,7 +480,7 @@ const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
         return { data: [] };
       }
       // The child and its logs version first: the page is answered only if the caller may read
-      // it, and one kept at that version is sent as it is (LogsPages).
+      // it, and one kept at that version is sent as it is (KeptAnswers).
       const head = await store.logs.getChildWithLogsVersion(workflowId);
       await childFor(workflowId, request.principal, { child: head?.child });
       const key = `${page}:${limit}:${order}`;

@@ -90,7 +90,7 @@ export class LogRepository {
     }
     return inTransaction(this.connection, async ({ db }) => {
       // The logs pages' version moves with every store of runs, in the same transaction, so a
-      // reader that sees the new version sees the runs too (LogsPages keeps pages by it). The
+      // reader that sees the new version sees the runs too (server/kept-answers.ts keeps pages by it). The
       // same statement says whether the workflow is still there, which a run used to read first,
       // and on PostgreSQL it holds the row until the runs are in.
       const bumped = await db

@@ -10,11 +10,19 @@ import * as connections from './migrations/0007_connections.js';
 import * as logsVersion from './migrations/0008_logs_version.js';
 import * as deadLetters from './migrations/0009_dead_letters.js';
 import * as runJobs from './migrations/0010_run_jobs.js';
+import * as ownVersion from './migrations/0011_own_version.js';
 
 /** The tables as the store reads and writes them (both backends store the same values). */
 export interface Tables {
   settings: { key: string; value: string };
-  users: { id: string; email: string; full_name: string; created_at: string };
+  users: {
+    id: string;
+    email: string;
+    full_name: string;
+    created_at: string;
+    /** How many times the user's workflows and connections were written (triggers move it): GET /setup's version. */
+    own_version: Generated<number>;
+  };
   workflows: {
     id: string;
     user_id: string;
@@ -124,6 +132,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008_logs_version': logsVersion,
   '0009_dead_letters': deadLetters,
   '0010_run_jobs': runJobs,
+  '0011_own_version': ownVersion,
 };
 
 /** Where Kysely's Migrator records what it applied (its default name). */

@@ -157,7 +157,7 @@ export class Store<H extends Handle = Handle> {
   /**
    * A user (as `users.get` answers it, undefined when there is none) with their children and
    * connections (as `children.list` and `credentials.list` answer them), in one statement: what
-   * GET /setup's credential check and handler read (issue 29). On SQLite a statement of its own
+   * GET /setup reads when it keeps no answer at the user's version (issue 29). On SQLite a statement of its own
    * takes the read lock and gives it back (an `fcntl` each way and an `fstat`, about 7 µs of a
    * 10 µs read), so one lock instead of two; one snapshot; on PostgreSQL one round trip. Every
    * part is the user's own: the user by `id`, the rest by `user_id`.

@@ -8,6 +8,10 @@ export class UserRepository {
     db.selectFrom('users').select(['id as _id', 'email', 'full_name as fullName']).where('id', '=', ''),
   );
 
+  private readonly withOwnVersionQuery = new CompiledOnce((db) =>
+    db.selectFrom('users').select(['id', 'email', 'full_name', 'own_version']).where('id', '=', ''),
+  );
+
   constructor(private readonly connection: Connection) {}
 
   async create(fullName: string, email: string): Promise<string> {
@@ -32,6 +36,18 @@ export class UserRepository {
     // Every request with a user token reads its user (issue 29).
     const [user] = await this.getQuery.rows(this.connection.db, [id]);
     return user;
+  }
+
+  /**
+   * A user (as `get` answers it) and the version of their workflows and connections, which every
+   * write to either moves (triggers, migration 0011): what GET /setup's credential check reads, so
+   * that an answer kept at that version is sent without reading them (issue 29).
+   */
+  async getWithOwnVersion(id: string): Promise<{ user: User; ownVersion: number } | undefined> {
+    const [row] = await this.withOwnVersionQuery.rows(this.connection.db, [id]);
+    return (
+      row && { user: { _id: row.id, email: row.email, fullName: row.full_name }, ownVersion: Number(row.own_version) }
+    );
   }
 
   async update(id: string, fullName: string, email: string): Promise<boolean> {

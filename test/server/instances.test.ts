@@ -218,7 +218,7 @@ describe('signing keys shared by the instances', () => {
   test('the token of a user deleted on one instance is refused at once on the other, its claims kept there (issue 29)', async () => {
     const { a, b } = pair;
     const { userId, token } = await newUser(a);
-    // GET /setup reads the user with its children and connections, the others the user alone.
+    // GET /setup reads the user with the version of its workflows and connections, the others the user alone.
     const reads = [`/setup?workflowId=${MINUTELY}`, '/workflow', `/user/${userId}`];
     for (const path of reads) assert.equal((await a.api('GET', path, undefined, token)).status, 200, path);
     assert.equal((await b.api('DELETE', `/user/${userId}`)).status, 200);
@@ -431,6 +431,43 @@ describe('one database, any instance answers', () => {
     assert.equal((await executions(a, child)).length, 1);
     assert.ok((await post(b)).status < 300);
     assert.equal((await executions(a, child)).length, 2, 'A sent the page it kept before B stored a run');
+  });
+
+  test('a /setup answer A has kept shows what B wrote since: installs, variables, switches, removals (issue 29)', async () => {
+    const { a, b } = pair;
+    const user = await newUser(a);
+    const setupOn = async (instance: Instance) => {
+      const read = await instance.api('GET', `/setup?workflowId=${MINUTELY}`, undefined, user.token);
+      assert.equal(read.status, 200, JSON.stringify(read.body));
+      return read.body.installed as Array<{
+        _id: string;
+        active: boolean;
+        blocks: Array<{ id: string; parameters: { variables?: Array<{ name: string; value: unknown }> } }>;
+      }>;
+    };
+    /** What A answers, read twice so that the second is the kept one, each time as B answers now. */
+    const sameOnA = async (step: string) => {
+      const onB = await setupOn(b);
+      for (const read of ['first', 'second']) assert.deepEqual(await setupOn(a), onB, `${step}: A's ${read} read`);
+      return onB;
+    };
+    assert.deepEqual(await sameOnA('nothing installed'), []);
+    const installed = await b.api('POST', `/workflow/${MINUTELY}/install`, {}, user.token);
+    assert.equal(installed.status, 201, JSON.stringify(installed.body));
+    const child = installed.body.workflowId;
+    assert.deepEqual(
+      (await sameOnA('installed on B')).map((c) => c._id),
+      [child],
+    );
+    const saved = await b.api('PATCH', `/workflow/${child}/variables/${SETTINGS_BLOCK}`, { v0: 7 }, user.token);
+    assert.equal(saved.status, 200, JSON.stringify(saved.body));
+    const [withValue] = await sameOnA('variables saved on B');
+    const settings = withValue!.blocks.find((block) => block.id === SETTINGS_BLOCK)!;
+    assert.equal(settings.parameters.variables!.find((v) => v.name === 'v0')!.value, 7);
+    assert.equal((await b.api('PUT', `/workflow/${child}/deactivate`, undefined, user.token)).status, 200);
+    assert.equal((await sameOnA('switched off on B'))[0]!.active, false);
+    assert.ok((await b.api('DELETE', `/workflow/${child}`, undefined, user.token)).status < 300);
+    assert.deepEqual(await sameOnA('removed on B'), []);
   });
 });
 

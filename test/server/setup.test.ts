@@ -143,6 +143,73 @@ describe('GET /setup?integration=', () => {
   });
 });
 
+describe('GET /setup, kept per user at the version of their workflows and connections (issue 29)', () => {
+  /**
+   * Each answer, read twice (the second is sent as kept), is what the separate reads answer now:
+   * the user's copy of the sample parent as GET /workflow/:id answers it, and GET /credentials.
+   * A write that did not move the version would leave the first read of the next step stale.
+   */
+  async function assertCurrent(token: string, childId: string | undefined, step: string): Promise<void> {
+    const installed = childId ? [await child(token, childId)] : [];
+    const credentials = (await forge.asUser(token, 'GET', '/credentials')).body.data;
+    for (const search of [`workflowId=${parent.workflowId}`, `integration=${integration}`]) {
+      for (const read of ['first', 'second']) {
+        const answer = await setup(token, search);
+        assertSetup(answer);
+        assert.deepEqual(answer.body.installed, installed, `${step}: ${search}, ${read} read`);
+        assert.deepEqual(answer.body.credentials, credentials, `${step}: ${search}, ${read} read`);
+      }
+    }
+  }
+
+  test('every write to the workflows and connections shows in the next answer, after one was kept', async () => {
+    const { userId, token } = await forge.newUser();
+    await assertCurrent(token, undefined, 'a new user');
+    await forge.connect(userId, integration);
+    await assertCurrent(token, undefined, 'connected');
+    const childId = await forge.install(userId, token);
+    await assertCurrent(token, childId, 'installed');
+    const patched = await forge.asUser(token, 'PATCH', `/workflow/${childId}/variables/${variablesBlock.id}`, {
+      [text.name]: 'changed since',
+    });
+    assert.equal(patched.status, 200, patched.text);
+    await assertCurrent(token, childId, 'variables');
+    for (const action of ['deactivate', 'activate']) {
+      const switched = await forge.asUser(token, 'PUT', `/workflow/${childId}/${action}`);
+      assert.equal(switched.status, 200, switched.text);
+      await assertCurrent(token, childId, action);
+    }
+    await forge.store.credentials.markBroken(userId, integration);
+    await assertCurrent(token, childId, 'broken');
+    await forge.connect(userId, integration);
+    await assertCurrent(token, childId, 'connected again');
+    // Ending the connection also switches off the copies that use it.
+    const ended = await forge.asUser(token, 'DELETE', `/credentials/${integration}`);
+    assert.equal(ended.status, 200, ended.text);
+    assert.equal((await child(token, childId)).active, false);
+    await assertCurrent(token, childId, 'connection ended');
+    const removed = await forge.asUser(token, 'DELETE', `/workflow/${childId}`);
+    assert.ok(removed.status < 300, removed.text);
+    await assertCurrent(token, undefined, 'removed');
+  });
+
+  test('two users at the same version, origin and filter each get their own answer', async () => {
+    const a = await forge.userWithChild();
+    const b = await forge.userWithChild();
+    const search = `workflowId=${parent.workflowId}`;
+    for (let round = 0; round < 2; round++) {
+      for (const user of [a, b]) {
+        const answer = await setup(user.token, search);
+        assertSetup(answer);
+        assert.deepEqual(
+          answer.body.installed.map((c: ChildWorkflow) => [c._id, c.userId]),
+          [[user.childId, user.userId]],
+        );
+      }
+    }
+  });
+});
+
 describe('GET /setup, refused', () => {
   test('neither or both of workflowId and integration is a 400 naming both', async () => {
     const { token } = await forge.newUser();

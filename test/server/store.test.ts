@@ -270,3 +270,71 @@ test("a read outside a transaction never sees another transaction's uncommitted 
     assert.deepEqual(owned, { user, children: [], connections: [] });
     assert.deepEqual(kept, user);
   }));
+
+test("every write to a user's workflows and connections moves the user's own_version, on its own and in a transaction; a stored run, another user's write and a rename do not", () =>
+  withStore(async (store) => {
+    const userId = await store.users.create('Ada', 'ada@example.com');
+    const otherId = await store.users.create('Grace', 'grace@example.com');
+    const versionOf = async (id: string) => (await store.users.getWithOwnVersion(id))?.ownVersion;
+    /** Runs `write` and answers whether it moved the user's version (and never the other's). */
+    const moves = async (write: () => Promise<unknown>) => {
+      const [before, otherBefore] = [await versionOf(userId), await versionOf(otherId)];
+      await write();
+      assert.equal(await versionOf(otherId), otherBefore, "another user's version moved");
+      return (await versionOf(userId))! > before!;
+    };
+    assert.equal(await versionOf(userId), 0);
+    assert.deepEqual((await store.users.getWithOwnVersion(userId))?.user, await store.users.get(userId));
+    assert.equal(await store.users.getWithOwnVersion('no-such-user'), undefined);
+    let child = await store.children.create(userId, 'parent', {});
+    assert.equal(await versionOf(userId), 1, 'install');
+    const writes: Record<string, () => Promise<unknown>> = {
+      switch: () => store.children.setActive(child.id, false),
+      'switch everything off': async () => {
+        await store.children.setActive(child.id, true);
+        await store.children.deactivateAllOf(userId);
+      },
+      variables: () => store.children.setVariables(child.id, { block: { channel: 'general' } }),
+      'webhook token': () => store.children.rotateWebhookToken(child.id),
+      removal: () => store.children.delete(child.id),
+      'install again': async () => {
+        child = await store.children.create(userId, 'parent', {});
+      },
+      connection: () => store.credentials.save(userId, 'slack', 'sealed'),
+      'connection again': () => store.credentials.save(userId, 'slack', 'sealed again', 'Acme workspace'),
+      refresh: () => store.credentials.replaceSecret(userId, 'slack', 'refreshed'),
+      breakage: () => store.credentials.markBroken(userId, 'slack'),
+      'connection ended': () => store.credentials.delete(userId, 'slack'),
+      'in a transaction': () =>
+        store.transaction(async (tx) => {
+          await tx.credentials.save(userId, 'github', 'sealed');
+          await tx.children.setVariables(child.id, { block: { channel: 'random' } });
+        }),
+    };
+    for (const [name, write] of Object.entries(writes)) assert.equal(await moves(write), true, name);
+    const at = new Date().toISOString();
+    const run = { executionId: 'run-1', startedAt: at, stoppedAt: at, finished: true, results: [] };
+    assert.equal(await moves(() => store.logs.insertExecutions(child.id, [run])), false, 'a stored run');
+    assert.equal(await moves(() => store.users.update(userId, 'Ada L.', 'ada@example.com')), false, 'a rename');
+    const mine = await versionOf(userId);
+    await store.children.create(otherId, 'parent', {});
+    assert.deepEqual([await versionOf(userId), await versionOf(otherId)], [mine, 1], "another user's install");
+    // A rolled back write moves nothing.
+    await assert.rejects(
+      moves(() =>
+        store.transaction(async (tx) => {
+          await tx.children.setActive(child.id, false);
+          throw new Error('rolled back');
+        }),
+      ),
+      /rolled back/,
+    );
+    assert.equal((await store.children.get(child.id))?.active, true);
+    // The user goes with their workflows and connections, the triggers' writes to the user's row
+    // included (a row that the same delete removes).
+    await store.credentials.save(userId, 'hubspot', 'sealed');
+    assert.equal(await store.users.delete(userId), true);
+    assert.equal(await store.users.getWithOwnVersion(userId), undefined);
+    assert.equal(await store.children.get(child.id), undefined);
+    assert.deepEqual(await store.credentials.list(userId), []);
+  }));
