@@ -2,28 +2,35 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { startCluster } from '../scripts/pg-cluster.mjs';
 import { Catalog } from '../server/catalog/catalog.js';
 import { DEMO_CATALOG } from '../server/paths.js';
 import { SecretBox } from '../server/secrets.js';
 import { Store } from '../server/store/store.js';
+import { newDatabase } from './logs.js';
 import { API_PREFIX, newApiKey, type ServiceProcess, spawnService } from './service.js';
 
 /**
- * `npm run build`, then `node --import tsx bench/compare-answers.ts <main.js of another build>`:
+ * `npm run build`, then `node --import tsx bench/compare-answers.ts [--postgres] <main.js of another build>`:
  * both builds, side by side on one database, are sent every embed read (with a user token and,
  * where it may, the API key; under two origins; with each filter) and must answer byte for byte
  * alike, status, headers (all but Date) and body. Issue 29 made answers faster without changing
  * one byte of them; this is how that was checked against the build before. Exits with status 1
- * on any difference.
+ * on any difference. `--postgres`: both on a throwaway PostgreSQL cluster instead of a SQLite file.
  */
-const other = process.argv[2];
+const args = process.argv.slice(2);
+const onPostgres = args.includes('--postgres');
+const other = args.find((arg) => !arg.startsWith('--'));
 if (!other) {
-  console.error('Usage: node --import tsx bench/compare-answers.ts <main.js of another build>');
+  console.error('Usage: node --import tsx bench/compare-answers.ts [--postgres] <main.js of another build>');
   process.exit(2);
 }
 
 const workDir = mkdtempSync(join(tmpdir(), 'forge-compare-answers-'));
-const db = join(workDir, 'answers.db');
+const cluster = onPostgres ? await startCluster() : undefined;
+const db = cluster ? await newDatabase(cluster.url, 'answers') : join(workDir, 'answers.db');
+// PostgreSQL's service refuses to start without the key of the secrets it stores.
+const env = cluster ? { FORGE_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') } : undefined;
 const apiKey = newApiKey();
 const catalog = new Catalog(DEMO_CATALOG);
 const [parent, second] = catalog.list();
@@ -33,7 +40,7 @@ const integration = parent!.integrations[0]!.name;
 // runs and an error; another user with nothing.
 let services: ServiceProcess[] = [];
 try {
-  const first = await spawnService({ db, apiKey, main: resolve(other) });
+  const first = await spawnService({ db, apiKey, env, main: resolve(other) });
   services.push(first);
   const { userId } = await first.hostApi<{ userId: string }>('POST', '/user', {
     name: 'Ada Lovelace',
@@ -46,7 +53,7 @@ try {
   const store = await Store.open(db);
   const childIds: string[] = [];
   try {
-    const secrets = SecretBox.open(db);
+    const secrets = SecretBox.open(db, env?.FORGE_SECRET_KEY);
     for (const workflow of [parent!, second!]) {
       for (const { name } of workflow.integrations) {
         await store.credentials.save(userId, name, secrets.seal({ kind: 'compare' }));
@@ -72,7 +79,7 @@ try {
   } finally {
     await store.close();
   }
-  services.push(await spawnService({ db, apiKey }));
+  services.push(await spawnService({ db, apiKey, env }));
   const { token } = await first.hostApi<{ token: string }>('GET', `/user/${userId}/token`);
   const { token: emptyToken } = await first.hostApi<{ token: string }>('GET', `/user/${emptyUserId}/token`);
 
@@ -129,6 +136,7 @@ try {
 } finally {
   await Promise.all(services.map((service) => service.stop()));
   services = [];
+  cluster?.remove();
   rmSync(workDir, { recursive: true, force: true });
 }
 

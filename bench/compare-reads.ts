@@ -34,6 +34,8 @@ const READS: Record<string, (base: string, userId: string) => string> = {
   workflow: (base) => `${base}/workflow`,
   summary: (base) => `${base}/workflow-summary`,
   user: (base, userId) => `${base}/user/${userId}`,
+  // The whole plugin stack and nothing else (issue 29's healthzToFloor); it ignores the token.
+  healthz: (base) => `${base.slice(0, -API_PREFIX.length)}/healthz`,
 };
 if (!other || !(rounds > 0) || !(seconds > 0) || !reads.every((read) => read in READS)) {
   console.error(
@@ -59,7 +61,8 @@ const services = await Promise.all(
       ? ((await import(pathToFileURL(join(dirname(main), 'store', 'store.js')).href)) as { Store: typeof Store }).Store
       : Store;
     const [userId] = await seedUsers(db, integrations, 3, stores);
-    const service = await spawnService({ db, apiKey, main });
+    // Its log to a file, not a pipe this process (the load's client) would drain, as the throughput bench does.
+    const service = await spawnService({ db, apiKey, main, logFile: join(workDir, `reads-${i}.log`) });
     const { token } = await service.hostApi<{ token: string }>('GET', `/user/${userId}/token`);
     return { service, userId: userId!, token };
   }),

@@ -18,9 +18,9 @@ import { percentile, round1, round2 } from './stats.js';
 import type { Row } from './table.js';
 
 export const EXECUTIONS = 100_000;
-const LIMIT = 30;
+export const LIMIT = 30;
 /** The first ten pages, what people read; measured apart from the deep page. */
-const FIRST_PAGES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+export const FIRST_PAGES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 /** A page near the end of the log (3,334 pages of 30): 89,970 newer entries come before it. */
 const DEEP_PAGE = 3000;
 /** Executions per insert while seeding. */
@@ -346,7 +346,7 @@ export async function benchWebhookRuns(
 }
 
 /** The fields of /proc/<pid>/stat after the process's name (state first, then its parent), or undefined when it is gone. */
-function statFields(pid: number | string): string[] | undefined {
+export function statFields(pid: number | string): string[] | undefined {
   try {
     return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   } catch {
@@ -355,7 +355,7 @@ function statFields(pid: number | string): string[] | undefined {
 }
 
 /** CPU time so far of each of the postmaster's children (the backends, the WAL writer…), in ms (Linux's /proc). */
-function postgresCpuMs(postmaster: number): Map<number, number> {
+export function postgresCpuMs(postmaster: number): Map<number, number> {
   const used = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -494,18 +494,21 @@ export async function benchBackends(workDir: string, apiKey: string, baseline?: 
 export async function onPostgres(work: (database: (name: string) => Promise<string>) => Promise<void>): Promise<void> {
   const cluster = await startCluster({ durable: true });
   try {
-    await work(async (name) => {
-      const admin = await Store.open(cluster.url);
-      try {
-        await sql`CREATE DATABASE ${sql.id(name)}`.execute(admin.db);
-      } finally {
-        await admin.close();
-      }
-      return cluster.url.replace(/\/postgres$/, `/${name}`);
-    });
+    await work((name) => newDatabase(cluster.url, name));
   } finally {
     cluster.remove();
   }
+}
+
+/** Creates the database `name` on the cluster whose `postgres` database `clusterUrl` reaches; answers its URL. */
+export async function newDatabase(clusterUrl: string, name: string): Promise<string> {
+  const admin = await Store.open(clusterUrl);
+  try {
+    await sql`CREATE DATABASE ${sql.id(name)}`.execute(admin.db);
+  } finally {
+    await admin.close();
+  }
+  return clusterUrl.replace(/\/postgres$/, `/${name}`);
 }
 
 /**
@@ -579,9 +582,9 @@ export function backendRows(results: BackendResult[]): Row[] {
   ]);
 }
 
-type Sample = { page: number; ms: number };
+export type Sample = { page: number; ms: number };
 
-async function load(
+export async function load(
   send: (page: number) => Promise<{ ms: number }>,
   durationMs: number,
   pages: number[] = [1],
@@ -610,7 +613,7 @@ function summarise(samples: Sample[]): LoadResult {
   };
 }
 
-function timedRequest(
+export function timedRequest(
   agent: Agent,
   {
     body: sent,

@@ -2,9 +2,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
+import { startCluster } from '../scripts/pg-cluster.mjs';
 import { Catalog } from '../server/catalog/catalog.js';
 import { DEMO_CATALOG } from '../server/paths.js';
-import { seedLogs } from './logs.js';
+import { newDatabase, seedLogs } from './logs.js';
 import { optionsSetup } from './options.js';
 import { API_PREFIX, newApiKey, spawnService } from './service.js';
 
@@ -15,13 +16,15 @@ import { API_PREFIX, newApiKey, spawnService } from './service.js';
  * are those of the throughput bench: `workflow` (user token, the default), `workflow-apikey`,
  * `workflow-summary`, `setup`, `user`, `healthz`, `logs` (pages 1–10, API key), and `options`
  * (a setting's choices read from an app, past the page cache, as bench/options.ts reads them). The profile file is kept with --keep;
- * `--main <main.js of another build>` profiles that build (an earlier commit's, built).
+ * `--main <main.js of another build>` profiles that build (an earlier commit's, built); `--postgres` serves from a
+ * throwaway PostgreSQL cluster instead of a SQLite file.
  */
 const args = process.argv.slice(2);
 const mainAt = args.indexOf('--main');
 const main = mainAt === -1 ? undefined : resolve(args.splice(mainAt, 2)[1]!);
 const [read = 'workflow', seconds = '8'] = args.filter((a) => !a.startsWith('--'));
 const keep = args.includes('--keep');
+const cluster = args.includes('--postgres') ? await startCluster({ durable: true }) : undefined;
 
 interface ProfileNode {
   id: number;
@@ -41,7 +44,7 @@ const profileDir = join(workDir, 'profile');
 // those of its last `loadMs` before the `stopMs` the process took to stop once the load ended.
 const window = { loadMs: 0, stopMs: 0 };
 let loadEnded = 0;
-const db = join(workDir, 'profile.db');
+const db = cluster ? await newDatabase(cluster.url, 'profile') : join(workDir, 'profile.db');
 // `logs`: pages 1–10 of a log of 3,000 runs (the first pages cost the same at 100,000), with the API key.
 const logs = read === 'logs' ? await seedLogs(db, 3_000) : undefined;
 // `options`: a Slack channel's choices as bench/options.ts reads them, each past the page cache.
@@ -51,7 +54,11 @@ const service = await spawnService({
   apiKey,
   main,
   nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
-  ...(options ? { env: { FORGE_SANDBOX_URL: options.appUrl } } : {}),
+  env: {
+    ...(options ? { FORGE_SANDBOX_URL: options.appUrl } : {}),
+    // PostgreSQL's service refuses to start without a key for the secrets it stores.
+    ...(cluster ? { FORGE_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') } : {}),
+  },
 });
 try {
   const { userId } =
@@ -113,6 +120,7 @@ try {
   await service.stop();
   options?.app.kill();
   window.stopMs = performance.now() - loadEnded;
+  cluster?.remove();
 }
 
 const [file] = readdirSync(profileDir);

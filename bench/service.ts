@@ -101,13 +101,21 @@ export interface FloorProcess {
   /** The floor's route: `http://127.0.0.1:<port>/floor`. */
   url: string;
   cpuMs(): number | undefined;
+  /** The floor's process id (for a profiler such as `perf record -p`). */
+  pid: number;
   stop(): Promise<void>;
 }
 
-export async function spawnFloor(): Promise<FloorProcess> {
-  const child = spawn(process.execPath, [FLOOR_MAIN], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** `nodeOptions`: Node's own options before the floor's file, as for spawnService. */
+export async function spawnFloor(nodeOptions: string[] = []): Promise<FloorProcess> {
+  const child = spawn(process.execPath, [...nodeOptions, FLOOR_MAIN], { stdio: ['ignore', 'pipe', 'pipe'] });
   const origin = await listeningUrl(child, 'The floor', /floor listening on (http:\/\/\S+)/);
-  return { url: `${origin}/floor`, cpuMs: () => cpuMsOf(child.pid!), stop: () => stopProcess(child) };
+  return {
+    url: `${origin}/floor`,
+    cpuMs: () => cpuMsOf(child.pid!),
+    pid: child.pid!,
+    stop: () => stopProcess(child),
+  };
 }
 
 function listeningUrl(child: ChildProcess, name: string, listening: RegExp): Promise<string> {

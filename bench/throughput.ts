@@ -83,7 +83,10 @@ export async function benchThroughput(
     parent.integrations.map((i) => i.name),
   );
   const floor = await spawnFloor();
-  const service = await spawnService({ db: dbPath, apiKey, ...target });
+  // The request log to a file, as bench/observability.ts does: read from a pipe, it was drained
+  // by this process, the one that drives the load, which took CPU from the client during every
+  // service row and none during the floor's (issue 29's healthzToFloor; docs/design-notes.md).
+  const service = await spawnService({ db: dbPath, apiKey, logFile: join(workDir, 'throughput.log'), ...target });
   const floors: Throughput[] = [];
   const reads = {} as Record<FloorReadKey, Throughput>;
   let install: Throughput;

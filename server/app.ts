@@ -3,7 +3,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import underPressure from '@fastify/under-pressure';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import { AuthKeys } from './auth.js';
 import { Catalog } from './catalog/catalog.js';
 import { type Clock, systemClock } from './clock.js';
@@ -330,14 +336,20 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     stopGraceMs: options.stopGraceMs,
   });
   // Request duration by route and status, for every request (404s and probes too: "unmatched").
-  if (metrics) {
-    app.addHook('onResponse', (request, reply, done) => {
+  // Where the request log is written too, its onResponse hook observes it: one hook, not two.
+  const observeDuration =
+    metrics &&
+    ((request: FastifyRequest, reply: FastifyReply) =>
       metrics.requestDuration.observe(
         request.method,
         request.routeOptions.url ?? 'unmatched',
         reply.statusCode,
         reply.elapsedTime / 1000,
-      );
+      ));
+  const requestLogOn = options.logStream !== undefined && options.requestLog !== false;
+  if (observeDuration && !requestLogOn) {
+    app.addHook('onResponse', (request, reply, done) => {
+      observeDuration(request, reply);
       done();
     });
   }
@@ -357,7 +369,7 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   await app.register(problems, {
     unlogged: options.logStream ? undefined : serviceLogger(process.stderr as LogStream, 'error'),
   });
-  if (options.logStream && options.requestLog !== false) await app.register(requestLog, { stream: options.logStream });
+  if (requestLogOn) await app.register(requestLog, { stream: options.logStream!, observe: observeDuration });
 
   for (const routes of API_ROUTES) await app.register(routes, { ...deps, prefix: API_PREFIX });
   await app.register(probes, deps);

@@ -159,7 +159,8 @@ describe('a consent page that cuts the sign-in window from its opener', () => {
         () => ui.part<HTMLButtonElement>('cancel-button', card(ui, 'Slack')),
         'Cancel in place of Connect',
       );
-      expect(words(cancel)).to.equal('Cancel Slack');
+      expect(words(cancel)).to.equal('Cancel');
+      expect(cancel.getAttribute('aria-label')).to.equal('Cancel Slack');
       expect(words(ui.part('state', card(ui, 'Slack')))).to.equal('– Finish connecting in the Slack window.');
       await expect(el).to.be.accessible();
 

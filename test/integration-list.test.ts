@@ -21,7 +21,7 @@ import {
   tokenUrl,
   userToken,
 } from './support/forge.js';
-import { Harness } from './support/harness.js';
+import { accessibleName, Harness } from './support/harness.js';
 import { waitUntil } from './support/wait.js';
 
 /** The demo catalog's apps, in the order its workflows first use them. */
@@ -57,7 +57,9 @@ function card(ui: Harness, name: string): HTMLElement {
 /** An element's text as one line, whether or not the card is on screen. */
 const words = (element: Element) => element.textContent!.replace(/\s+/g, ' ').trim();
 const stateOf = (ui: Harness, name: string) => words(ui.part('state', card(ui, name))!);
-const buttonsOf = (ui: Harness, name: string) => ui.roles('button', undefined, card(ui, name)).map(words);
+const buttonsOf = (ui: Harness, name: string) => ui.roles('button', undefined, card(ui, name)).map(accessibleName);
+/** The accessible name of what has focus in the grid. */
+const focused = (ui: Harness) => accessibleName(ui.root.activeElement!);
 
 /** Records every forge event that reaches `el`. */
 function recordEvents(el: HTMLElement, ...types: ForgeEventName[]): CustomEvent[] {
@@ -148,7 +150,7 @@ describe('<forge-integration-list>', () => {
     expect((await connections(userId)).map((c) => c.integration)).to.deep.equal(['slack']);
     expect(events.map((e) => e.type)).to.deep.equal(['forge-connect']);
     // Focus stays on the card, on the button that took the place of Connect.
-    expect(ui.root.activeElement?.textContent?.trim()).to.equal('Reconnect Slack');
+    expect(focused(ui)).to.equal('Reconnect Slack');
     await expect(el).to.be.accessible();
   });
 
@@ -222,7 +224,7 @@ describe('<forge-integration-list>', () => {
     await el.updateComplete;
     expect(stateOf(ui, 'Slack')).to.equal('– Not connected');
     expect(buttonsOf(ui, 'Slack')).to.deep.equal(['Connect Slack', 'Workflows (0 on) Slack']);
-    expect(ui.root.activeElement?.textContent?.trim()).to.equal('Connect Slack');
+    expect(focused(ui)).to.equal('Connect Slack');
     expect(events.map((e) => e.type)).to.deep.equal(['forge-disconnect']);
     await expect(el).to.be.accessible();
     // The service agrees: Slack is not connected, and the workflow that needed it is off.
@@ -336,9 +338,9 @@ describe('<forge-integration-list>', () => {
     const { ui } = await renderGrid(userId);
     ui.role('button', 'Connect Stripe')!.focus();
     await sendKeys({ press: 'Tab' });
-    expect(ui.root.activeElement?.textContent?.replace(/\s+/g, ' ').trim()).to.equal('Workflows (0 on) Stripe');
+    expect(focused(ui)).to.equal('Workflows (0 on) Stripe');
     await sendKeys({ press: 'Tab' });
-    expect(ui.root.activeElement?.textContent?.trim()).to.equal('Connect Slack');
+    expect(focused(ui)).to.equal('Connect Slack');
     await sendKeys({ press: 'Enter' });
     // Enter on an OAuth app opens its sign-in window; closing it is reported on the card.
     await consentInPopup('close');

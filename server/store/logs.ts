@@ -1,8 +1,9 @@
 import type { ErrorKind, ErrorLogEntry, ExecutionLogEntry, WorkflowHealth } from 'forge-embed/client';
 import { type Selectable, sql } from 'kysely';
-import { type ChildRepository, type ChildRow, toChild } from './children.js';
+import { type ChildRepository, type ChildRow, type RawChild, toChild } from './children.js';
 import { CompiledOnce, type Connection, type Handle, inTransaction, newId } from './connection.js';
 import type { Tables } from './schema.js';
+import { TurnBatch } from './turn-batch.js';
 
 /** The hour of an ISO 8601 time, `2026-11-23T11`: what the logs page index counts by. */
 export const hourOf = (isoTime: string) => isoTime.slice(0, 13);
@@ -52,6 +53,19 @@ export const ERROR_COLUMNS = [
 /** Execution logs (paged by number, see pageStart) and error logs, and the run health read from both. */
 export class LogRepository {
   private readonly childQuery = new CompiledOnce((db) => db.selectFrom('workflows').selectAll().where('id', '=', ''));
+  private readonly childrenQuery = new CompiledOnce<RawChild>((db) => ({
+    compile: () => sql<RawChild>`select * from workflows where id = any(${''})`.compile(db),
+  }));
+  /**
+   * On PostgreSQL the logs requests of one turn read their children and versions in one
+   * statement: with ten connections paging, a statement and a round trip each (on ten pooled
+   * connections, ten backends waking on the two cores the service also needs) were most of what
+   * a kept page cost beyond SQLite's (issue 29). SQLite's read is a synchronous call already.
+   */
+  private readonly childrenInTurn = new TurnBatch<RawChild>(async (ids) => {
+    const rows = await this.childrenQuery.rows(this.connection.db, [ids]);
+    return new Map(rows.map((row) => [row.id, row]));
+  });
 
   constructor(
     private readonly connection: Connection,
@@ -126,7 +140,11 @@ export class LogRepository {
    * when there is no such child. Every logs request reads it.
    */
   async getChildWithLogsVersion(id: string): Promise<{ child: ChildRow; logsVersion: number } | undefined> {
-    const [row] = await this.childQuery.rows(this.connection.db, [id]);
+    const { db, dialect } = this.connection;
+    const row =
+      dialect === 'postgres' && !db.isTransaction
+        ? await this.childrenInTurn.read(id)
+        : (await this.childQuery.rows(db, [id]))[0];
     return row && { child: toChild(row), logsVersion: Number(row.logs_version) };
   }
 

@@ -138,7 +138,9 @@ export async function expectGridBound(
   const root = grid.shadowRoot!;
   const reconnect = await eventually(
     () =>
-      [...root.querySelectorAll<HTMLElement>('[part~="reconnect-button"]')].find((b) => /Stripe/.test(b.textContent!)),
+      [...root.querySelectorAll<HTMLElement>('[part~="reconnect-button"]')].find((b) =>
+        /Stripe/.test(b.getAttribute('aria-label')!),
+      ),
     'the grid never showed Stripe as connected',
   );
   expect(reconnect.textContent).to.include('Link again');

@@ -98,6 +98,39 @@ test('a child is read with a page of its log, and without one when the page is p
     assert.equal(await store.logs.getChildWithExecutions('no-such-child', 1, 2, 'desc'), undefined);
   }));
 
+test("children and their logs versions asked for in one turn each answer their own row, and the next turn's read sees a run stored since", () =>
+  withStore(async (store) => {
+    const ada = await store.users.create('Ada', 'ada@example.com');
+    const grace = await store.users.create('Grace', 'grace@example.com');
+    const adas = await store.children.create(ada, 'parent', {});
+    const graces = await store.children.create(grace, 'parent', {});
+    const run = (id: string) => ({
+      executionId: id,
+      startedAt: '2026-01-01T00:00:00.000Z',
+      stoppedAt: '2026-01-01T00:00:00.000Z',
+      finished: true,
+      results: [],
+    });
+    await store.logs.insertExecution(graces.id, run('grace-1'));
+    // Asked for in one turn: on PostgreSQL one statement answers them all (TurnBatch).
+    const asked = [adas.id, graces.id, 'no-such-child', graces.id, adas.id];
+    const read = () => Promise.all(asked.map((id) => store.logs.getChildWithLogsVersion(id)));
+    const owners = (heads: Awaited<ReturnType<typeof read>>) =>
+      heads.map((head) => head && { id: head.child.id, userId: head.child.userId, version: head.logsVersion });
+    assert.deepEqual(owners(await read()), [
+      { id: adas.id, userId: ada, version: 0 },
+      { id: graces.id, userId: grace, version: 1 },
+      undefined,
+      { id: graces.id, userId: grace, version: 1 },
+      { id: adas.id, userId: ada, version: 0 },
+    ]);
+    await store.logs.insertExecution(adas.id, run('ada-1'));
+    assert.deepEqual(
+      owners(await read()).map((head) => head?.version),
+      [1, 1, undefined, 1, 1],
+    );
+  }));
+
 test('a read for update is offered only on a store bound to a transaction', () =>
   withStore(async (store) => {
     const userId = await store.users.create('Ada', 'ada@example.com');

@@ -563,6 +563,34 @@ describe('GET /workflow/:workflowId/logs, pages kept between runs (issue 29)', (
     assertProblem(await forge.asUser(token, 'GET', `/workflow/${childId}/logs?limit=30`), 404);
     assertProblem(await forge.asHost('GET', `/workflow/${childId}/logs?limit=30`), 404);
   });
+
+  test('requests sent together, by two users for both children and an unknown one, each get only what their own would', async () => {
+    // On PostgreSQL the requests of one turn read their children in one statement (issue 29).
+    const first = await forge.userWithChild();
+    const second = await forge.userWithChild();
+    const firstRun = await forge.seedExecution(first.childId, new Date('2024-05-04T08:00:00.000Z'));
+    const secondRun = await forge.seedExecution(second.childId, new Date('2024-05-04T09:00:00.000Z'));
+    const missing = unknownId();
+    for (let round = 0; round < 3; round++) {
+      // `owner` undefined: the API key, which may read every child.
+      const asked = [first, second, undefined].flatMap((owner) =>
+        [first.childId, second.childId, missing].map(async (childId) => {
+          const path = `/workflow/${childId}/logs?limit=30`;
+          const answer = owner ? await forge.asUser(owner.token, 'GET', path) : await forge.asHost('GET', path);
+          return { owner, childId, answer };
+        }),
+      );
+      for (const { owner, childId, answer } of await Promise.all(asked)) {
+        if (childId === missing || (owner && owner.childId !== childId)) {
+          assertProblem(answer, 404);
+          continue;
+        }
+        assert.equal(answer.status, 200, answer.text);
+        const expected = childId === first.childId ? firstRun : secondRun;
+        assert.deepEqual(executionIds(answer), [expected.executionId]);
+      }
+    }
+  });
 });
 
 describe('GET /workflow/:workflowId/logs, deep pages', () => {
