@@ -4,6 +4,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  BENCH_BROWSER,
   BIG_LIST_ROWS,
   benchBrowser,
   COLD_OPEN_RUNS,
@@ -158,7 +159,7 @@ try {
   );
   const observability = await benchObservability(workDir, apiKey);
   step(
-    `Browser: ${COLD_OPEN_RUNS} first opens, ${OPEN_RUNS} opens, ${HEAP_CYCLES} open/close cycles, ${LIST_RUNS} lists of ${LIST_ROWS} and of ${BIG_LIST_ROWS.toLocaleString('en')}, ${TOGGLE_RUNS} toggles, ${SCROLL_RUNS} scrolls`,
+    `Browser: ${COLD_OPEN_RUNS} first opens, ${OPEN_RUNS} opens, ${HEAP_CYCLES} open/close cycles, ${LIST_RUNS} lists of ${LIST_ROWS} and of ${BIG_LIST_ROWS.toLocaleString('en')}, ${TOGGLE_RUNS} toggles, ${SCROLL_RUNS} scrolls; in ${BENCH_BROWSER}`,
   );
   const web = await benchBrowser(workDir, apiKey, cdnFile);
 
