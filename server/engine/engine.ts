@@ -542,42 +542,44 @@ export class Engine {
   ): Promise<{ executionId: string; repeated: boolean; promisable: () => Promise<void> }> {
     const { store, jobs } = this.options;
     const executionId = newExecutionId();
+    const trace: Record<string, string> = {};
+    this.options.tracing?.inject({ set: (name, value) => (trace[name] = value) });
+    const job = {
+      id: jobId(`webhook:${executionId}`),
+      data: { kind: 'webhook', workflowId: child.id, executionId, body, ...(trace.traceparent ? { trace } : {}) },
+    } satisfies { id: string; data: JobData };
+    // An instance with room runs what it accepted: the job is added taken, one write fewer.
+    const hasRoom = () =>
+      this.pollTimer !== undefined &&
+      !this.stopping &&
+      this.runningJobs.size + this.accepting <= (callerWaits ? RUN_CONCURRENCY_WITH_WAITING : RUN_CONCURRENCY);
+    const addTaken = (db: Store) =>
+      jobs
+        .addTaken(job, db, { commitWithoutFlushWait: callerWaits })
+        .then((taken) => ({ executionId, repeated: false, taken, lazy: callerWaits }));
     // Counted from before the transaction until the run starts, so calls accepted at the same
     // time do not all see room for one more.
     this.accepting++;
-    const answer = await store
-      .sharedTransaction(async (tx) => {
-        if (idempotencyKey !== undefined) {
-          const now = this.clock.now();
-          const holder = await tx.webhookRequests.claim(
-            child.id,
-            idempotencyKey,
-            executionId,
-            now,
-            now - IDEMPOTENCY_WINDOW_MS,
-          );
-          if (holder !== executionId) return { executionId: holder, repeated: true };
-        }
-        const trace: Record<string, string> = {};
-        this.options.tracing?.inject({ set: (name, value) => (trace[name] = value) });
-        const job = {
-          id: jobId(`webhook:${executionId}`),
-          data: { kind: 'webhook', workflowId: child.id, executionId, body, ...(trace.traceparent ? { trace } : {}) },
-        } satisfies { id: string; data: JobData };
-        // An instance with room runs what it accepted: the job is added taken, one write fewer.
-        const busy = this.runningJobs.size + this.accepting;
-        if (
-          this.pollTimer &&
-          !this.stopping &&
-          busy <= (callerWaits ? RUN_CONCURRENCY_WITH_WAITING : RUN_CONCURRENCY)
-        ) {
-          if (callerWaits) await tx.commitWithoutFlushWait();
-          return { executionId, repeated: false, taken: await jobs.addTaken(job, tx), lazy: callerWaits };
-        }
-        await jobs.add([job], tx);
-        return { executionId, repeated: false };
-      })
-      .finally(() => this.accepting--);
+    const answer = await (idempotencyKey === undefined && hasRoom()
+      ? // Nothing else to write: one statement (on PostgreSQL, no transaction around it).
+        store.oneStatementWrite(addTaken)
+      : store.sharedTransaction(async (tx) => {
+          if (idempotencyKey !== undefined) {
+            const now = this.clock.now();
+            const holder = await tx.webhookRequests.claim(
+              child.id,
+              idempotencyKey,
+              executionId,
+              now,
+              now - IDEMPOTENCY_WINDOW_MS,
+            );
+            if (holder !== executionId) return { executionId: holder, repeated: true };
+          }
+          if (hasRoom()) return addTaken(tx);
+          await jobs.add([job], tx);
+          return { executionId, repeated: false };
+        })
+    ).finally(() => this.accepting--);
     const flushed = async () => {};
     const flush = () => store.flushCommits();
     if (answer.repeated) return { ...answer, promisable: flush };

@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import type { Job, JobData, JobQueue } from './jobs.js';
 import { postgresPool } from './postgres.js';
-import type { StoreTransaction } from './store.js';
+import type { Store, StoreTransaction } from './store.js';
 
 /** The one pg-boss queue the runs go through. */
 const QUEUE = 'forge-runs';
@@ -16,18 +16,27 @@ const MONITOR_SECONDS = 10;
 const QUEUE_POOL_SIZE = 3;
 
 /**
- * pg-boss's claim of a job, as its `fetch` makes it (`fetchNextJob` in pg-boss 12's
- * dist/plans.js: the same four columns set to the same values), narrowed to one job by its id
- * where `fetch` picks the oldest due ones. `table` is the queue's own table, as pg-boss's
- * statements name it (its partition of `pgboss.job`, which costs the planner more to go through).
+ * A job added already taken, in one statement: the row pg-boss's `send` adds (`insertJobs` in
+ * pg-boss 12's dist/plans.js: the queue's settings from `pgboss.queue`, every time `job_now()`)
+ * in the state its `fetch` leaves it (`fetchNextJob`: `active`, `started_on` and `heartbeat_on`
+ * at `job_now()`, no retry yet), where `send` and then a claim of the row were two statements and
+ * two versions of the row, each with its entries in the table's indexes (issue 27, item 9).
+ * `table` is the queue's own table, as pg-boss's statements name it (its partition of
+ * `pgboss.job`, which costs the planner more to go through). `withoutFlushWait`: the statement's
+ * own transaction commits without waiting for its WAL flush (`set_config(…, true)` is `SET LOCAL`,
+ * and the setting is read at commit).
  */
-const claimOne = (table: string) => `
-  UPDATE pgboss."${table.replaceAll('"', '""')}" SET
-    state = 'active',
-    started_on = pgboss.job_now(),
-    heartbeat_on = pgboss.job_now(),
-    retry_count = CASE WHEN started_on IS NOT NULL THEN retry_count + 1 ELSE retry_count END
-  WHERE name = $1 AND id = $2 AND state < 'active'
+const addActive = (table: string, withoutFlushWait: boolean) => `
+  INSERT INTO pgboss."${table.replaceAll('"', '""')}" (id, name, data, priority, start_after, created_on,
+    expire_seconds, deletion_seconds, keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy,
+    dead_letter, heartbeat_seconds, state, started_on, heartbeat_on)
+  SELECT $2::uuid, q.name, $3::jsonb, 0, pgboss.job_now(), pgboss.job_now(),
+    q.expire_seconds, q.deletion_seconds, pgboss.job_now() + q.retention_seconds * interval '1s', q.retry_limit,
+    q.retry_delay, q.retry_backoff, q.retry_delay_max, q.policy,
+    q.dead_letter, q.heartbeat_seconds, 'active', pgboss.job_now(), pgboss.job_now()
+  FROM pgboss.queue q
+  WHERE q.name = $1${withoutFlushWait ? " AND set_config('synchronous_commit', 'off', true) = 'off'" : ''}
+  ON CONFLICT DO NOTHING
   RETURNING retry_count`;
 
 type Boss = import('pg-boss').PgBoss;
@@ -40,7 +49,8 @@ type Boss = import('pg-boss').PgBoss;
  * pg-boss's heartbeats, measured by the database's clock (`now()`).
  */
 export class PgBossJobQueue implements JobQueue {
-  private readonly claimOne: string;
+  /** `addActive`'s statement, waiting for its flush and not. */
+  private readonly addActive: Record<'flushed' | 'unflushed', string>;
 
   private constructor(
     private readonly boss: Boss,
@@ -48,7 +58,7 @@ export class PgBossJobQueue implements JobQueue {
     private readonly pool: import('pg').Pool,
     table: string,
   ) {
-    this.claimOne = claimOne(table);
+    this.addActive = { flushed: addActive(table, false), unflushed: addActive(table, true) };
   }
 
   static async open(url: string, logger: Logger): Promise<PgBossJobQueue> {
@@ -101,23 +111,26 @@ export class PgBossJobQueue implements JobQueue {
   }
 
   /**
-   * The job added by pg-boss's `send` and claimed as pg-boss's `fetch` claims one, both in `tx`:
-   * one commit where `send` and then `fetch` made two, each waiting for its WAL flush (issue 27,
-   * item 9). Once `tx` commits, the row is what a fetched job is: `active`, its heartbeat and
-   * start at the database's clock (`job_now()`, the transaction's start: a lease a few
-   * milliseconds older than the commit, of HEARTBEAT_SECONDS). The engine renews it as every job
-   * it runs (`touch`), and if this instance dies pg-boss's monitor fails it by its heartbeat and
-   * another instance takes the retry, as for any fetched job. Should `tx` roll back, neither the
-   * job nor its claim was ever there.
+   * The job added as pg-boss's `send` adds one and `fetch` then takes it, in one statement (the
+   * row is what a fetched job is: `active`, its heartbeat and start at the database's clock,
+   * `job_now()`, the transaction's start: a lease a few milliseconds older than the commit, of
+   * HEARTBEAT_SECONDS). The engine renews it as every job it runs (`touch`), and if this instance
+   * dies pg-boss's monitor fails it by its heartbeat and another instance takes the retry, as for
+   * any fetched job. In `db`'s transaction, should it roll back, the job was never there; outside
+   * one, the statement commits alone.
    */
-  async addTaken(job: { id: string; data: JobData }, tx: StoreTransaction): Promise<Job> {
-    const db = this.fromKysely(tx.db);
-    const id = await this.boss.send(QUEUE, job.data, { id: job.id, db });
-    if (!id) throw new Error(`The job ${job.id} is in the queue already.`);
-    const { rows } = await db.executeSql(this.claimOne, [QUEUE, id]);
-    const claimed = rows[0] as { retry_count: number } | undefined;
-    if (!claimed) throw new Error(`The job ${job.id} just added could not be claimed.`);
-    return { id, data: job.data, attempt: claimed.retry_count + 1 };
+  async addTaken(
+    job: { id: string; data: JobData },
+    db: Store,
+    { commitWithoutFlushWait = false }: { commitWithoutFlushWait?: boolean } = {},
+  ): Promise<Job> {
+    const { rows } = await this.fromKysely(db.db).executeSql(
+      commitWithoutFlushWait ? this.addActive.unflushed : this.addActive.flushed,
+      [QUEUE, job.id, JSON.stringify(job.data)],
+    );
+    const added = rows[0] as { retry_count: number } | undefined;
+    if (!added) throw new Error(`The job ${job.id} is in the queue already.`);
+    return { id: job.id, data: job.data, attempt: added.retry_count + 1 };
   }
 
   async take(limit: number): Promise<Job[]> {

@@ -136,21 +136,23 @@ export class Store<H extends Handle = Handle> {
   }
 
   /**
-   * Lets this transaction's commit return before its WAL record is flushed (PostgreSQL's
-   * `SET LOCAL synchronous_commit TO OFF`); on SQLite nothing changes. Only for a write that no
-   * answer promises until a later synchronous commit, or `flushCommits()`, has flushed it
-   * (docs/design-notes.md, "Issue 27, item 9 on PostgreSQL": the accepting transaction of a
-   * caller who waits for the run).
+   * A write of one statement that many requests make at once (a webhook call accepted and taken
+   * at once): on PostgreSQL outside any transaction, so the statement commits alone, without a
+   * BEGIN and a COMMIT (two round trips, and the server's work for each: issue 27, item 9); on
+   * SQLite it shares a commit with others, as `sharedTransaction(work)`. Inside a transaction, in
+   * it. `work` must make exactly one statement.
    */
-  async commitWithoutFlushWait(this: StoreTransaction): Promise<void> {
-    if (this.dialect === 'postgres') await sql`set local synchronous_commit to off`.execute(this.db);
+  async oneStatementWrite<T>(work: (db: Store) => Promise<T>): Promise<T> {
+    if (this.dialect === 'postgres' && !this.isTransaction()) return work(this);
+    return this.sharedTransaction(work);
   }
 
   /**
-   * Waits until every commit made so far is flushed, those made with `commitWithoutFlushWait`
-   * too. On PostgreSQL a transaction of its own writes one WAL record (a logical decoding message,
-   * which any role may emit and no one reads), so its commit is synchronous and waits for the WAL
-   * up to it, one sequence with every commit before. A transaction that only takes an id
+   * Waits until every commit made so far is flushed, those that did not wait for their flush too
+   * (`JobQueue.addTaken`'s `commitWithoutFlushWait`). On PostgreSQL a transaction of its own
+   * writes one WAL record (a logical decoding message, which any role may emit and no one reads),
+   * so its commit is synchronous and waits for the WAL up to it, one sequence with every commit
+   * before. A transaction that only takes an id
    * (`pg_current_xact_id()`) would not do: PostgreSQL commits one that wrote no WAL without
    * waiting for the flush. On SQLite every commit is already flushed.
    */

@@ -15,8 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { fromKysely, PgBoss } from 'pg-boss';
 import { generateApiKey } from '../../server/auth.js';
 import type { Clock } from '../../server/clock.js';
+import { silentLogger } from '../../server/log.js';
+import { jobId } from '../../server/store/jobs.js';
+import { PgBossJobQueue } from '../../server/store/pg-boss-queue.js';
+import { Store } from '../../server/store/store.js';
+import { testDatabase } from './backend.js';
 import {
   BALANCE,
   type Harness,
@@ -101,6 +107,45 @@ describe('a webhook call is stored, answered, then run', () => {
       SELECT state, started_on = created_on AS "takenWhenAdded", retry_count AS retries
       FROM pgboss.job WHERE data->>'executionId' = ${answer.body.executionId}`.execute(h.service.store.db);
     assert.deepEqual(rows, [{ state: 'completed', takenWhenAdded: true, retries: 0 }]);
+  });
+
+  test("on PostgreSQL a job added taken is the row pg-boss's own send and fetch make (issue 27, item 9)", {
+    skip: !process.env.FORGE_TEST_POSTGRES && 'PostgreSQL only: pg-boss',
+  }, async () => {
+    // A database of its own with no service on it, so that no worker fetches the jobs.
+    const { db, drop } = await testDatabase();
+    const store = await Store.open(db);
+    const queue = await PgBossJobQueue.open(db, silentLogger);
+    const boss = new PgBoss({ connectionString: db, supervise: false, schedule: false });
+    await boss.start();
+    try {
+      const data = { kind: 'webhook', workflowId: 'w', executionId: 'e', body: { amount: 1 } } as const;
+      const [viaSend, viaAddTaken] = [jobId('send and fetch'), jobId('added taken')];
+      // One transaction, so that pg-boss's clock (job_now(), the transaction's start) is the same
+      // instant in both rows and they can be compared column by column.
+      await store.transaction(async (tx) => {
+        await boss.send('forge-runs', data, { id: viaSend, db: fromKysely(tx.db) });
+        const fetched = await boss.fetch('forge-runs', { batchSize: 5, db: fromKysely(tx.db) });
+        assert.deepEqual(
+          fetched.map((job) => job.id),
+          [viaSend],
+        );
+        const taken = await queue.addTaken({ id: viaAddTaken, data }, tx);
+        assert.deepEqual(taken, { id: viaAddTaken, data, attempt: 1 });
+      });
+      const { rows } = await sql<{ id: string; row: Record<string, unknown> }>`
+        SELECT id, to_jsonb(j) - 'id' AS row FROM pgboss.job j WHERE id IN (${viaSend}, ${viaAddTaken})`.execute(
+        store.db,
+      );
+      const rowOf = (id: string) => rows.find((row) => row.id === id)?.row;
+      assert.equal(rowOf(viaAddTaken)?.state, 'active');
+      assert.deepEqual(rowOf(viaAddTaken), rowOf(viaSend));
+    } finally {
+      await boss.stop({ graceful: false });
+      await queue.close();
+      await store.close();
+      await drop?.();
+    }
   });
 
   test('an Idempotency-Key repeat answers the first executionId and starts nothing', async () => {
