@@ -1,6 +1,6 @@
 import type { User } from 'forge-embed/client';
 import { sql } from 'kysely';
-import { CompiledOnce, type Connection, isTransaction, newId } from './connection.js';
+import { CompiledOnce, type Connection, inTransaction, isTransaction, newId } from './connection.js';
 
 /** The host's users. */
 export class UserRepository {
@@ -66,7 +66,18 @@ export class UserRepository {
    */
   async delete(id: string): Promise<boolean> {
     const { db, dialect } = this.connection;
-    const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+    const result =
+      dialect === 'postgres'
+        ? await inTransaction(this.connection, async (tx) => {
+            // The workflows' rows first, in the order of their ids: the order in which a group
+            // commit of runs takes them (server/store/commit-group.ts). The deletion's cascade
+            // takes them in the table's order, which moves as rows are written again: a group
+            // holding one workflow and waiting for another the cascade holds was a deadlock
+            // (issue 27, item 9; store.test.ts).
+            await sql`SELECT id FROM workflows WHERE user_id = ${id} ORDER BY id COLLATE "C" FOR UPDATE`.execute(tx.db);
+            return tx.db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+          })
+        : await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
     const deleted = result.numDeletedRows === 1n;
     if (deleted && dialect === 'sqlite' && !isTransaction(this.connection)) {
       await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);

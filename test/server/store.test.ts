@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { sql } from 'kysely';
 import { Store } from '../../server/store/store.js';
 import { BACKEND, sqliteOnly, testDatabase } from './backend.js';
+import { until } from './engine-support.js';
 
 /** A store on a clean database for `work`, closed and dropped after. */
 async function withStore(work: (store: Store) => Promise<void>): Promise<void> {
@@ -203,6 +204,59 @@ test(
       assert.equal(await committed(), 5);
       // In their order, whatever order they came in: every group takes shared rows in one order.
       assert.deepEqual(ran, ['a', 'b', 'c', 'd', 'e']);
+    }),
+);
+
+test(
+  'on PostgreSQL, deleting a user while a group commit stores runs of two of their workflows is no deadlock (issue 27, item 9)',
+  { skip: BACKEND === 'sqlite' ? 'SQLite writes one transaction at a time' : false },
+  () =>
+    withStore(async (store) => {
+      const userId = await store.users.create('Ada', 'ada@example.com');
+      const created = [
+        await store.children.create(userId, 'parent-1', {}),
+        await store.children.create(userId, 'parent-2', {}),
+      ];
+      // A group takes the workflows' rows in the order of their ids.
+      const [first, second] = created.map((child) => child.id).sort() as [string, string];
+      // The row of the first comes after the second's in the table once it is written again with a
+      // new version that cannot stay in place (here a new webhook token): the deletion's cascade
+      // then reaches the second first.
+      await sql`UPDATE workflows SET webhook_token = webhook_token || '-moved' WHERE id = ${first}`.execute(store.db);
+      const run = (n: number) => ({
+        executionId: `run-${n}`,
+        startedAt: '2026-11-27T07:00:00.000Z',
+        stoppedAt: '2026-11-27T07:00:01.000Z',
+        finished: true,
+        results: [],
+      });
+      let firstStored = () => {};
+      const firstWritten = new Promise<void>((resolve) => (firstStored = resolve));
+      let goOn = () => {};
+      const deletionWaits = new Promise<void>((resolve) => (goOn = resolve));
+      // One group (begun in one turn): the first workflow's run, then the second's.
+      const stores = [
+        store.sharedTransaction(async (tx) => {
+          const stored = await tx.logs.insertExecutions(first, [run(1)]);
+          firstStored();
+          // Holds the group (and the first workflow's row) until the deletion waits for that row.
+          await deletionWaits;
+          return stored;
+        }, `${first} 2026-11-27T07`),
+        store.sharedTransaction((tx) => tx.logs.insertExecutions(second, [run(2)]), `${second} 2026-11-27T07`),
+      ];
+      await firstWritten;
+      const deletion = store.users.delete(userId);
+      await until(async () => {
+        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND datname = current_database()`.execute(store.db);
+        return rows[0]!.n > 0;
+      });
+      goOn();
+      // Both runs are stored (their group committed first) and the user is deleted, with them.
+      assert.deepEqual(await Promise.all(stores), [true, true]);
+      assert.equal(await deletion, true);
+      assert.equal(await store.children.get(first), undefined);
     }),
 );
 
