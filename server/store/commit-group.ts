@@ -11,10 +11,11 @@ interface Member {
 
 /**
  * Group commit (issue 27, item 9): the transactions handed to it while it gathers share one
- * transaction, so one commit and one flush instead of one each. Each member runs in a savepoint
- * of its own, so one that throws rolls back only its own writes and gets its own error, as if it
- * had a transaction of its own; every member is answered only after the shared commit, so nothing
- * is answered as stored before it is on disk. A commit that fails fails every member of it.
+ * transaction, so one commit and one flush instead of one each. A member that throws rolls back
+ * only its own writes and gets its own error, as if it had a transaction of its own (on SQLite
+ * each member runs in a savepoint; on PostgreSQL the group is run again member by member); every
+ * member is answered only after the shared commit, so nothing is answered as stored before it is
+ * on disk. A commit that fails fails every member of it.
  *
  * On SQLite (`synchronous = FULL`) the fsync is most of what a webhook run's writes cost, and
  * with several calls in flight they arrive together: a group is what one turn of the event loop
@@ -24,8 +25,9 @@ interface Member {
  * group in flight at a time, so the members gather during a commit's WAL flush. Members are run
  * in their `order`, so that rows which members of different groups lock (a workflow's, its
  * hour's) are taken in one order by every group, and two groups never wait for each other in a
- * circle; a member that still meets a deadlock (another transaction locking in another order)
- * gets the error alone, its savepoint rolled back.
+ * circle (a user's deletion takes their workflows' rows in that order too). The members run
+ * without savepoints: should one throw, the group is rolled back and each member run again alone
+ * (`commitWithoutSavepoints`).
  *
  * The members run one after another in the one transaction (on one connection): their work must
  * be database queries only, never a wait for anything else.
@@ -64,6 +66,7 @@ export class CommitGroup {
       await this.transaction(only.work).then(only.resolve, only.reject);
       return;
     }
+    if (this.oneAtATime) return this.commitWithoutSavepoints(members);
     const settled: Array<() => void> = [];
     try {
       await this.transaction(async (tx) => {
@@ -85,5 +88,39 @@ export class CommitGroup {
       return;
     }
     for (const settle of settled) settle();
+  }
+
+  /**
+   * On PostgreSQL, where each statement is a round trip: the members one after another with no
+   * savepoint around each (two statements fewer a member, issue 27, item 9). Should one throw (a
+   * run lost to another instance, a deadlock, a constraint) the whole group is rolled back and
+   * every member run again alone, in a transaction of its own, one after another: each is then
+   * answered as if it had been alone from the start, the one that throws with its own error. A
+   * member's work is database queries only, so running it again after a rollback is as running
+   * it once. A commit that fails fails every member, as it would theirs.
+   */
+  private async commitWithoutSavepoints(members: Member[]): Promise<void> {
+    const values: unknown[] = [];
+    let memberFailed = false;
+    try {
+      await this.transaction(async (tx) => {
+        for (const member of members) {
+          try {
+            values.push(await member.work(tx));
+          } catch (error) {
+            memberFailed = true;
+            throw error;
+          }
+        }
+      });
+    } catch (error) {
+      if (!memberFailed) {
+        for (const member of members) member.reject(error);
+        return;
+      }
+      for (const member of members) await this.transaction(member.work).then(member.resolve, member.reject);
+      return;
+    }
+    for (const [i, member] of members.entries()) member.resolve(values[i]);
   }
 }
