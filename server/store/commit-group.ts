@@ -5,6 +5,8 @@ interface Member {
   work: (tx: Connection<TransactionHandle>) => Promise<unknown>;
   /** Where the member runs in its group: members are run in this order (those without one first). */
   order: string;
+  /** The same work outside any transaction, for work of one statement: what runs when the member is alone. */
+  alone: (() => Promise<unknown>) | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -41,11 +43,20 @@ export class CommitGroup {
     private readonly oneAtATime = false,
   ) {}
 
-  run<T>(work: (tx: Connection<TransactionHandle>) => Promise<T>, order = ''): Promise<T> {
+  /**
+   * `alone`: for work of one statement, the same work outside any transaction, run instead when
+   * the member has its group to itself: the statement commits alone, without a BEGIN and a COMMIT.
+   */
+  run<T>(work: (tx: Connection<TransactionHandle>) => Promise<T>, order = '', alone?: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.pending.length === 0 && !(this.oneAtATime && this.committing)) setImmediate(() => void this.commit());
-      this.pending.push({ work, order, resolve: resolve as (value: unknown) => void, reject });
+      this.pending.push({ work, order, alone, resolve: resolve as (value: unknown) => void, reject });
     });
+  }
+
+  /** A member in a transaction of its own, or, when it is one statement, in none. */
+  private runAlone(member: Member): Promise<void> {
+    return (member.alone ? member.alone() : this.transaction(member.work)).then(member.resolve, member.reject);
   }
 
   private async commit(): Promise<void> {
@@ -62,8 +73,7 @@ export class CommitGroup {
 
   private async commitTogether(members: Member[]): Promise<void> {
     if (members.length === 1) {
-      const [only] = members as [Member];
-      await this.transaction(only.work).then(only.resolve, only.reject);
+      await this.runAlone(members[0]!);
       return;
     }
     if (this.oneAtATime) return this.commitWithoutSavepoints(members);
@@ -118,7 +128,7 @@ export class CommitGroup {
         for (const member of members) member.reject(error);
         return;
       }
-      for (const member of members) await this.transaction(member.work).then(member.resolve, member.reject);
+      for (const member of members) await this.runAlone(member);
       return;
     }
     for (const [i, member] of members.entries()) member.resolve(values[i]);

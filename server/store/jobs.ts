@@ -56,6 +56,13 @@ export interface JobQueue {
    * and another instance took it): then `tx` must roll back, so the job's result is stored once.
    */
   complete(job: Job, tx: StoreTransaction): Promise<boolean>;
+  /**
+   * On PostgreSQL, `complete(job, tx)` as one data-modifying statement that returns a row only if
+   * it marked the job done (this instance still held it), for a store that writes the job's run in
+   * the same statement (`LogRepository.insertExecutionAfter`). Absent on SQLite, where a statement
+   * is no round trip.
+   */
+  completion?(job: Job): { sql: string; parameters: unknown[] };
   /** An attempt that broke (the database went away): the job is taken again after `delayMs`. */
   fail(job: Job, reason: string, delayMs: number): Promise<void>;
   /** Whether the job `id` is done (by any instance). */

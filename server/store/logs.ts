@@ -1,5 +1,5 @@
 import type { ErrorKind, ErrorLogEntry, ExecutionLogEntry, WorkflowHealth } from 'forge-embed/client';
-import { type Selectable, sql } from 'kysely';
+import { CompiledQuery, type Selectable, sql } from 'kysely';
 import { type ChildRepository, type ChildRow, type RawChild, toChild } from './children.js';
 import { CompiledOnce, type Connection, type Handle, inTransaction, newId } from './connection.js';
 import type { Tables } from './schema.js';
@@ -123,6 +123,46 @@ export class LogRepository {
         .execute();
       return true;
     });
+  }
+
+  /**
+   * On PostgreSQL, one run's execution as `insertExecutions(workflowId, [entry])` stores it, in
+   * one statement after `guard` (a data-modifying statement with RETURNING, its parameters
+   * numbered from $1: a job marked done, server/store/pg-boss-queue.ts), and only if the guard
+   * returned a row: one round trip where a transaction of the guard and three writes was six
+   * (issue 27, item 9). Rows are taken in the order the separate statements took them: the
+   * guard's, the workflow's, then its hour's. Answers whether the guard returned a row and
+   * whether the execution was stored (not when the workflow is gone).
+   */
+  async insertExecutionAfter(
+    workflowId: string,
+    entry: ExecutionLogEntry,
+    guard: { sql: string; parameters: unknown[] },
+  ): Promise<{ guarded: boolean; stored: boolean }> {
+    const at = (n: number) => `$${guard.parameters.length + n}`;
+    const { rows } = await this.connection.db.executeQuery<{ guarded: boolean; stored: boolean }>(
+      CompiledQuery.raw(
+        `WITH guard AS (${guard.sql}),
+        bumped AS (UPDATE workflows SET logs_version = logs_version + 1
+          WHERE id = ${at(1)}::text AND EXISTS (SELECT FROM guard) RETURNING id),
+        execution AS (INSERT INTO executions (id, workflow_id, started_at, stopped_at, finished, results)
+          SELECT ${at(2)}::text, id, ${at(3)}::text, ${at(4)}::text, ${at(5)}::integer, ${at(6)}::text FROM bumped),
+        hour AS (INSERT INTO execution_hours (workflow_id, hour, executions) SELECT id, ${at(7)}::text, 1 FROM bumped
+          ON CONFLICT (workflow_id, hour) DO UPDATE SET executions = execution_hours.executions + 1)
+        SELECT EXISTS (SELECT FROM guard) AS guarded, EXISTS (SELECT FROM bumped) AS stored`,
+        [
+          ...guard.parameters,
+          workflowId,
+          entry.executionId,
+          entry.startedAt,
+          entry.stoppedAt,
+          entry.finished ? 1 : 0,
+          JSON.stringify(entry.results),
+          hourOf(entry.startedAt),
+        ],
+      ),
+    );
+    return rows[0]!;
   }
 
   /** Whether the execution `id` finished; undefined while it is not stored. */

@@ -39,6 +39,19 @@ const addActive = (table: string, withoutFlushWait: boolean) => `
   ON CONFLICT DO NOTHING
   RETURNING retry_count`;
 
+/**
+ * pg-boss's `complete` of one job as it makes it for this service (`completeJobs` in pg-boss 12's
+ * dist/plans.js, unfenced, no output: the same columns set to the same values, of an `active` job
+ * only), without its count of the jobs it completed: RETURNING the job instead, so that a store
+ * can mark the job done and store its run in one statement (`JobQueue.completion`).
+ */
+const completeOne = (table: string) => `
+  UPDATE pgboss."${table.replaceAll('"', '""')}" SET
+    completed_on = pgboss.job_now(), state = 'completed', output = NULL, blocked = blocked,
+    pending_dependencies = pending_dependencies
+  WHERE name = $1 AND id = $2::uuid AND state = 'active'
+  RETURNING id`;
+
 type Boss = import('pg-boss').PgBoss;
 
 /**
@@ -51,6 +64,7 @@ type Boss = import('pg-boss').PgBoss;
 export class PgBossJobQueue implements JobQueue {
   /** `addActive`'s statement, waiting for its flush and not. */
   private readonly addActive: Record<'flushed' | 'unflushed', string>;
+  private readonly completeOne: string;
 
   private constructor(
     private readonly boss: Boss,
@@ -59,6 +73,7 @@ export class PgBossJobQueue implements JobQueue {
     table: string,
   ) {
     this.addActive = { flushed: addActive(table, false), unflushed: addActive(table, true) };
+    this.completeOne = completeOne(table);
   }
 
   static async open(url: string, logger: Logger): Promise<PgBossJobQueue> {
@@ -152,6 +167,10 @@ export class PgBossJobQueue implements JobQueue {
     const result = await this.boss.complete(QUEUE, job.id, null, { db: this.fromKysely(tx.db) });
     // How many jobs it completed: typed internal by pg-boss, but what its `complete` answers.
     return (result as { affected?: number }).affected === 1;
+  }
+
+  completion(job: Job): { sql: string; parameters: unknown[] } {
+    return { sql: this.completeOne, parameters: [QUEUE, job.id] };
   }
 
   async fail(job: Job, reason: string): Promise<void> {
