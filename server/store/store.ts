@@ -163,9 +163,9 @@ export class Store<H extends Handle = Handle> {
    * (`JobQueue.addTaken`'s `commitWithoutFlushWait`). On PostgreSQL a transaction of its own
    * writes one WAL record (a logical decoding message, which any role may emit and no one reads),
    * so its commit is synchronous and waits for the WAL up to it, one sequence with every commit
-   * before. A transaction that only takes an id
-   * (`pg_current_xact_id()`) would not do: PostgreSQL commits one that wrote no WAL without
-   * waiting for the flush. On SQLite every commit is already flushed.
+   * before. A transaction that only takes an id (`pg_current_xact_id()`) would not do: PostgreSQL
+   * commits one that wrote no WAL without waiting for the flush. On SQLite every commit is
+   * already flushed.
    */
   async flushCommits(): Promise<void> {
     if (this.dialect === 'postgres') await sql`select pg_logical_emit_message(true, 'forge', 'flush')`.execute(this.db);
