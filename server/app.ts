@@ -342,7 +342,8 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
     ((request: FastifyRequest, reply: FastifyReply) =>
       metrics.requestDuration.observe(
         request.method,
-        request.routeOptions.url ?? 'unmatched',
+        // The credential check's read of the route, or (a request answered before it) Fastify's.
+        (request.routeConfig ?? request.routeOptions.config).url ?? 'unmatched',
         reply.statusCode,
         reply.elapsedTime / 1000,
       ));

@@ -4,6 +4,7 @@ import { type Clock, systemClock } from './clock.js';
 import { unauthorized } from './http.js';
 import type { SecretBox } from './secrets.js';
 import type { Store } from './store/store.js';
+import { UseOrderedMap } from './use-order.js';
 
 type CryptoKey = webcrypto.CryptoKey;
 
@@ -65,7 +66,7 @@ export class AuthKeys {
    * past what the claims allow at the clock's now; emptied whenever this instance sees the key
    * ring change.
    */
-  private readonly verified = new Map<string, VerifiedClaims>();
+  private readonly verified = new UseOrderedMap<string, VerifiedClaims>();
   /** The ring as this instance last read it (kids and retirements), to see a rotation. */
   private ringSeen: string | undefined;
 
@@ -202,16 +203,13 @@ export class AuthKeys {
         `The credential is neither an API key (starting with "${API_KEY_PREFIX}") nor a user token (a JWT).`,
       );
     }
+    // Used again: last to be dropped.
     const known = this.verified.get(credential);
     if (known) {
-      this.verified.delete(credential);
-      if (this.stillValid(known)) {
-        // Used again: it goes to the end of the queue, last to be dropped.
-        this.verified.set(credential, known);
-        return { kind: 'user', userId: known.sub };
-      }
+      if (this.stillValid(known)) return { kind: 'user', userId: known.sub };
       // Expired, or outside the lifetime rules at this clock's now: the full check below refuses
       // it with the same answer as a token never seen.
+      this.verified.delete(credential);
     }
     try {
       const { payload } = await jwtVerify(credential, (header) => this.verifyingKey(header.kid), {
@@ -265,7 +263,8 @@ export class AuthKeys {
 
   private remember(token: string, claims: VerifiedClaims): void {
     this.verified.set(token, claims);
-    if (this.verified.size > VERIFIED_TOKENS_KEPT) this.verified.delete(this.verified.keys().next().value!);
+    if (this.verified.size > VERIFIED_TOKENS_KEPT)
+      this.verified.delete(this.verified.leastRecentFirst().next().value![0]);
   }
 
   /**

@@ -1,3 +1,5 @@
+import { UseOrderedMap } from './use-order.js';
+
 interface KeptOwner {
   version: number;
   /** The answer's key within its owner (a page, an origin and filter) → its body, as sent. */
@@ -20,21 +22,16 @@ interface KeptOwner {
  *   (`users.own_version`, moved by triggers on both tables).
  */
 export class KeptAnswers {
-  private readonly owners = new Map<string, KeptOwner>();
+  private readonly owners = new UseOrderedMap<string, KeptOwner>();
   private bytes = 0;
 
   constructor(private readonly maxBytes: number) {}
 
   get(ownerId: string, version: number, key: string): Buffer | undefined {
+    // Read again, whatever it holds: last to go (an answer not kept is kept next, by `keep`).
     const kept = this.owners.get(ownerId);
     if (kept?.version !== version) return undefined;
-    const body = kept.answers.get(key);
-    if (body) {
-      // Read again: to the end of the queue, last to go.
-      this.owners.delete(ownerId);
-      this.owners.set(ownerId, kept);
-    }
-    return body;
+    return kept.answers.get(key);
   }
 
   /**
@@ -63,7 +60,7 @@ export class KeptAnswers {
     kept.answers.set(key, body);
     kept.bytes += body.length;
     this.bytes += body.length;
-    for (const [id, oldest] of this.owners) {
+    for (const [id, oldest] of this.owners.leastRecentFirst()) {
       if (this.bytes <= this.maxBytes) break;
       this.drop(id, oldest);
     }

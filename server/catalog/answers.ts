@@ -1,3 +1,4 @@
+import { UseOrderedMap } from '../use-order.js';
 import { parentView, workflowSummariesView } from '../views.js';
 import type { Catalog, CatalogWorkflow } from './catalog.js';
 
@@ -19,10 +20,8 @@ export type SetupFilter = { workflowId: string } | { integration: string };
  * made afresh. The least recently used go first once KEPT_CHARACTERS are kept.
  */
 export class CatalogAnswers {
-  private readonly texts = new Map<string, string | Buffer>();
+  private readonly texts = new UseOrderedMap<string, string | Buffer>();
   private characters = 0;
-  /** The key last used, already at the end of the queue. */
-  private newest: string | undefined;
 
   constructor(private readonly catalog: Catalog) {}
 
@@ -73,22 +72,12 @@ export class CatalogAnswers {
   private kept<Answer extends string | Buffer>(parts: string[], make: () => Answer): Answer {
     const key = parts.join('\n');
     const known = this.texts.get(key);
-    if (known !== undefined) {
-      // Used again: to the end of the queue, last to go. Not when it is there already (the usual
-      // case): a delete and set on a Map of one entry makes V8 shrink and grow it on every request.
-      if (key !== this.newest) {
-        this.texts.delete(key);
-        this.texts.set(key, known);
-        this.newest = key;
-      }
-      return known as Answer;
-    }
+    if (known !== undefined) return known as Answer;
     const text = make();
     if (text.length > KEPT_CHARACTERS) return text;
     this.texts.set(key, text);
-    this.newest = key;
     this.characters += text.length;
-    for (const [oldKey, old] of this.texts) {
+    for (const [oldKey, old] of this.texts.leastRecentFirst()) {
       if (this.characters <= KEPT_CHARACTERS) break;
       this.texts.delete(oldKey);
       this.characters -= old.length;

@@ -1,5 +1,5 @@
-import cors from '@fastify/cors';
-import type { FastifyInstance } from 'fastify';
+import cors, { type FastifyCorsOptions } from '@fastify/cors';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Access } from './route-table.js';
 
@@ -26,12 +26,11 @@ async function embedCors(app: FastifyInstance, { allowedOrigins }: CorsOptions):
     optionsSuccessStatus: 204,
   };
   const refused = { origin: false };
-  await app.register(cors, {
+  const corsOfRequest = corsHook(app, {
     strictPreflight: false,
     hideOptionsRoute: true,
     delegator: (request, callback) => {
       const origin = request.headers.origin;
-      // Most calls come from backends, with no Origin: nothing to look up.
       if (!origin) return callback(null, refused);
       const method =
         request.method === 'OPTIONS'
@@ -41,6 +40,41 @@ async function embedCors(app: FastifyInstance, { allowedOrigins }: CorsOptions):
       callback(null, allowedOrigins.includes(origin) && access && EMBED.includes(access) ? allowed : refused);
     },
   });
+  app.addHook('onRequest', function handleCors(request, reply, done) {
+    // Most calls come from backends, with no Origin, and @fastify/cors's whole answer to them is
+    // `Vary: Origin` (the embed surface's answers differ by Origin), made after normalizing the
+    // delegator's options, spreading them again with the route's and reading the route's options
+    // twice (issue 29). The same header, set as the library sets it, without that work.
+    if (!request.headers.origin) {
+      reply.header('Vary', 'Origin');
+      return done();
+    }
+    corsOfRequest.call(this, request, reply, done);
+  });
+}
+
+/**
+ * @fastify/cors, registered on `app` (its preflight route `OPTIONS *` and its request decoration)
+ * but for its `onRequest` hook, which it hands back instead of adding: the service's own hook calls
+ * it for the requests that carry an Origin. The library adds exactly that hook (checked here, so a
+ * version that registers differently fails at start, not silently).
+ */
+function corsHook(app: FastifyInstance, options: FastifyCorsOptions): onRequestHookHandler {
+  let hook: onRequestHookHandler | undefined;
+  const registrar = {
+    decorateRequest: app.decorateRequest.bind(app),
+    options: app.options.bind(app),
+    addHook(name: string, handler: onRequestHookHandler) {
+      if (name !== 'onRequest' || hook) throw new Error(`@fastify/cors added an unexpected ${name} hook.`);
+      hook = handler;
+      return registrar;
+    },
+  };
+  cors(registrar as unknown as FastifyInstance, options, (error) => {
+    if (error) throw error;
+  });
+  if (!hook) throw new Error('@fastify/cors added no onRequest hook.');
+  return hook;
 }
 
 export default fp(embedCors, { name: 'forge-cors', fastify: '5.x', dependencies: ['forge-route-table'] });

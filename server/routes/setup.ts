@@ -68,7 +68,7 @@ const setup: RoutePlugin = async (api, { store, catalog }) => {
       const workflows = one ? [one] : catalog.list(integration);
       const offered = new Map(workflows.map((parent) => [parent.workflowId, parent]));
       // Read in one statement, after the version: as new as it or newer.
-      const { children, connections: credentials } = await store.userWithChildrenAndConnections(userId);
+      const { children, connections: credentials } = await store.childrenAndConnections(userId);
       const installed = children
         .filter((child) => offered.has(child.parentId))
         .map((child) => childView(child, offered.get(child.parentId)!, base));

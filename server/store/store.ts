@@ -1,4 +1,3 @@
-import type { User } from 'forge-embed/client';
 import { sql } from 'kysely';
 import { ChildRepository, type ChildRow, type RawChild, toChild } from './children.js';
 import { CommitGroup } from './commit-group.js';
@@ -61,16 +60,13 @@ export class Store<H extends Handle = Handle> {
   // The columns of the three tables side by side, each row its own table's with the others' null
   // (the user's first: PostgreSQL takes each column's type from the first branch that has one);
   // children in their list's order, connections in theirs (their created_at and id are null).
-  private readonly userWithOwnQuery = new CompiledOnce<UserWithOwnRow>((db) => ({
+  private readonly ownQuery = new CompiledOnce<OwnRow>((db) => ({
     compile: () =>
-      sql<UserWithOwnRow>`select 'user' as kind, id, null as user_id, null as parent_id, null as active,
- null as variables, null as webhook_token, null as created_at, null as updated_at, null as logs_version,
- null as integration, null as connected_at, null as status, null as account, email, full_name
- from users where id = ${''}
- union all select 'child', id, user_id, parent_id, active, variables, webhook_token, created_at, updated_at,
- logs_version, null, null, null, null, null, null from workflows where user_id = ${''}
+      sql<OwnRow>`select 'child' as kind, id, user_id, parent_id, active, variables, webhook_token, created_at,
+ updated_at, logs_version, null as integration, null as connected_at, null as status, null as account
+ from workflows where user_id = ${''}
  union all select 'connection', null, null, null, null, null, null, null, null, null, integration, connected_at,
- status, account, null, null from credentials where user_id = ${''}
+ status, account from credentials where user_id = ${''}
  order by created_at, id, integration`.compile(db),
   }));
 
@@ -159,25 +155,20 @@ export class Store<H extends Handle = Handle> {
   }
 
   /**
-   * A user (as `users.get` answers it, undefined when there is none) with their children and
-   * connections (as `children.list` and `credentials.list` answer them), in one statement: what
-   * GET /setup reads when it keeps no answer at the user's version (issue 29). On SQLite a statement of its own
-   * takes the read lock and gives it back (an `fcntl` each way and an `fstat`, about 7 µs of a
-   * 10 µs read), so one lock instead of two; one snapshot; on PostgreSQL one round trip. Every
-   * part is the user's own: the user by `id`, the rest by `user_id`.
+   * A user's children and connections (as `children.list` and `credentials.list` answer them), in
+   * one statement: what GET /setup reads when it keeps no answer at the user's version (issue 29);
+   * the credential check has read the user. On SQLite a statement of its own takes the read lock
+   * and gives it back (an `fcntl` each way and an `fstat`, about 7 µs of a 10 µs read), so one lock
+   * instead of two; one snapshot; on PostgreSQL one round trip.
    */
-  async userWithChildrenAndConnections(
-    userId: string,
-  ): Promise<{ user: User | undefined; children: ChildRow[]; connections: ConnectionSummary[] }> {
-    let user: User | undefined;
+  async childrenAndConnections(userId: string): Promise<{ children: ChildRow[]; connections: ConnectionSummary[] }> {
     const children: ChildRow[] = [];
     const connections: ConnectionSummary[] = [];
-    for (const row of await this.userWithOwnQuery.rows(this.db, [userId, userId, userId])) {
-      if (row.kind === 'user') user = { _id: row.id, email: row.email, fullName: row.full_name };
-      else if (row.kind === 'child') children.push(toChild(row));
+    for (const row of await this.ownQuery.rows(this.db, [userId, userId])) {
+      if (row.kind === 'child') children.push(toChild(row));
       else connections.push(connectionSummary(row));
     }
-    return { user, children, connections };
+    return { children, connections };
   }
 
   isTransaction(): this is StoreTransaction {
@@ -194,9 +185,8 @@ export class Store<H extends Handle = Handle> {
   }
 }
 
-/** A row of `userWithChildrenAndConnections`' statement: the user's columns, a child's, or a connection's. */
-type UserWithOwnRow =
-  | { kind: 'user'; id: string; email: string; full_name: string }
+/** A row of `childrenAndConnections`' statement: a child's columns or a connection's. */
+type OwnRow =
   | ({ kind: 'child' } & RawChild)
   | {
       kind: 'connection';

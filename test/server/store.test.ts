@@ -228,29 +228,19 @@ test('a shared transaction that throws rolls back its own writes only, and gets 
     await store.transaction(async (tx) => tx.sharedTransaction(async (inner) => assert.equal(inner, tx)));
   }));
 
-test("a user with their children and connections in one statement: each as its own read answers it, in its order, only the user's", () =>
+test("a user's children and connections in one statement: each as its own read answers it, in its order, only the user's", () =>
   withStore(async (store) => {
     const userId = await store.users.create('Ada', 'ada@example.com');
     const otherId = await store.users.create('Grace', 'grace@example.com');
-    assert.deepEqual(await store.userWithChildrenAndConnections(userId), {
-      user: await store.users.get(userId),
-      children: [],
-      connections: [],
-    });
-    assert.deepEqual(await store.userWithChildrenAndConnections('no-such-user'), {
-      user: undefined,
-      children: [],
-      connections: [],
-    });
+    assert.deepEqual(await store.childrenAndConnections(userId), { children: [], connections: [] });
+    assert.deepEqual(await store.childrenAndConnections('no-such-user'), { children: [], connections: [] });
     const first = await store.children.create(userId, 'parent-b', { block: { channel: 'general' } });
     const second = await store.children.create(userId, 'parent-a', {});
     await store.children.create(otherId, 'parent-a', {});
     await store.credentials.save(userId, 'slack', 'sealed', 'Acme workspace');
     await store.credentials.save(userId, 'github', 'sealed');
     await store.credentials.save(otherId, 'hubspot', 'sealed');
-    const { user, children, connections } = await store.userWithChildrenAndConnections(userId);
-    // The same fields in the same order as users.get's.
-    assert.equal(JSON.stringify(user), JSON.stringify(await store.users.get(userId)));
+    const { children, connections } = await store.childrenAndConnections(userId);
     assert.deepEqual(children, await store.children.list(userId));
     assert.deepEqual(connections, await store.credentials.list(userId));
     // Both of the user's, none of the other's; their order is the list's (creation time, then id:
@@ -264,7 +254,7 @@ test("a user with their children and connections in one statement: each as its o
     );
     await store.transaction(async (tx) => {
       await tx.credentials.save(userId, 'hubspot', 'sealed');
-      const inside = await tx.userWithChildrenAndConnections(userId);
+      const inside = await tx.childrenAndConnections(userId);
       assert.deepEqual(
         inside.connections.map((c) => c.integration),
         ['github', 'hubspot', 'slack'],
@@ -287,7 +277,7 @@ test("a read outside a transaction never sees another transaction's uncommitted 
         const beforeDelete = [
           store.users.get(addedId),
           store.children.list(userId),
-          store.userWithChildrenAndConnections(userId),
+          store.childrenAndConnections(userId),
         ];
         await tx.users.delete(userId);
         reads = Promise.all([...beforeDelete, store.users.get(userId)]);
@@ -299,7 +289,7 @@ test("a read outside a transaction never sees another transaction's uncommitted 
     const [added, children, owned, kept] = (await reads)!;
     assert.equal(added, undefined);
     assert.deepEqual(children, []);
-    assert.deepEqual(owned, { user, children: [], connections: [] });
+    assert.deepEqual(owned, { children: [], connections: [] });
     assert.deepEqual(kept, user);
   }));
 
