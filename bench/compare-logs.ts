@@ -121,7 +121,12 @@ async function runHarness(): Promise<void> {
     const apiKey = newApiKey();
     const env = { FORGE_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') };
     // Both builds on the one database: they share its schema (no build here adds a schema step).
-    for (const main of [other, thisMain]) services.push(await spawnService({ db: location, apiKey, env, main }));
+    // Each service's request log to a file, as bench/logs.ts has them.
+    for (const [i, main] of [other, thisMain].entries()) {
+      services.push(
+        await spawnService({ db: location, apiKey, env, main, logFile: join(workDir, `service-${i}.log`) }),
+      );
+    }
     const job: ClientJob = {
       targets: services.map((service, i) => ({
         name: i === 0 ? 'other' : 'this',

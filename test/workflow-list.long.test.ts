@@ -17,6 +17,10 @@ async function longList(): Promise<ForgeWorkflowList> {
     html`<forge-workflow-list api-base=${apiBase} .tokenProvider=${tokenProvider}></forge-workflow-list>`,
   );
   await waitUntil(() => rowsOf(list).length > 0, 'the long list never showed its rows');
+  // The rows beyond the viewport come in the frame after the first that shows the rows in it,
+  // and the spacers take the measured heights the frame after: what a user scrolls is that.
+  await nextFrame();
+  await nextFrame();
   return list;
 }
 

@@ -41,6 +41,8 @@ export class RowWindow implements ReactiveController {
    * never measured (to the pixel), as a string to compare.
    */
   #shown = '';
+  /** The blocks the last render showed. */
+  #rendered = new Set<number>();
   #focusedKey: string | undefined;
   #frame = 0;
   /** Rows side by side (a grid's columns, else 1), rows per block, and the gap between lines, as last laid out. */
@@ -87,7 +89,7 @@ export class RowWindow implements ReactiveController {
     this.#keys = keys;
     const total = keys.length;
     if (total <= WINDOW_FROM) return keys.map((_, i) => row(i));
-    const shown = this.#shownBlocks();
+    const shown = (this.#rendered = this.#shownBlocks());
     const guess = this.#guess();
     this.#shown = `${this.#perLine}:${[...shown]}:${Math.round(guess)}`;
     const blocks: unknown[] = [];
@@ -106,6 +108,7 @@ export class RowWindow implements ReactiveController {
 
   hostUpdated(): void {
     if (this.#keys.length <= WINDOW_FROM) return;
+    const first = this.#heights.size === 0;
     const list = this.#list();
     // Once per list element: adding the same listener again does nothing.
     list?.addEventListener('focusin', this.#focusIn);
@@ -114,21 +117,29 @@ export class RowWindow implements ReactiveController {
       this.#heights.set(row.dataset.key!, row.offsetHeight);
     }
     // Measured rows may differ from the guess: render again if the viewport now needs other rows.
-    this.#onScroll();
+    // After the first render, when its rows fill the viewport, the rows beyond it (the overscan)
+    // come in the frame after the one that first shows the list: drawn before it (an animation
+    // frame callback runs before the paint), they held the user's first sight of the list back by
+    // as long again as the rows in view took (issue 25).
+    const inView = first && [...this.#shownBlocks(0)].every((block) => this.#rendered.has(block));
+    if (inView) this.#frame ||= requestAnimationFrame(() => (this.#frame = requestAnimationFrame(this.#check)));
+    else this.#onScroll();
   }
 
   readonly #onScroll = () => {
     // A short list renders whole; scrolling changes nothing in it.
     if (this.#keys.length <= WINDOW_FROM) return;
-    this.#frame ||= requestAnimationFrame(() => {
-      this.#frame = 0;
-      // A grid resized to more or fewer columns cuts its blocks elsewhere (and the first render
-      // of a grid, before it was laid out, counted one row a line): #shownBlocks reads the columns.
-      // Rows measured taller or shorter than the first render guessed make the spacers wrong, and
-      // with them the page's height and where a scroll lands: they are drawn again.
-      const shown = this.#shownBlocks();
-      if (`${this.#perLine}:${[...shown]}:${Math.round(this.#guess())}` !== this.#shown) this.#host.requestUpdate();
-    });
+    this.#frame ||= requestAnimationFrame(this.#check);
+  };
+
+  readonly #check = () => {
+    this.#frame = 0;
+    // A grid resized to more or fewer columns cuts its blocks elsewhere (and the first render
+    // of a grid, before it was laid out, counted one row a line): #shownBlocks reads the columns.
+    // Rows measured taller or shorter than the first render guessed make the spacers wrong, and
+    // with them the page's height and where a scroll lands: they are drawn again.
+    const shown = this.#shownBlocks();
+    if (`${this.#perLine}:${[...shown]}:${Math.round(this.#guess())}` !== this.#shown) this.#host.requestUpdate();
   };
 
   #guess(): number {
@@ -150,7 +161,7 @@ export class RowWindow implements ReactiveController {
   }
 
   /** The first rows of the blocks that meet the viewport and its overscan, and of the focused row's block. */
-  #shownBlocks(): Set<number> {
+  #shownBlocks(overscan: number = this.#heights.size && OVERSCAN_PX): Set<number> {
     const keys = this.#keys;
     const list = this.#list();
     const style = list && getComputedStyle(list);
@@ -159,7 +170,6 @@ export class RowWindow implements ReactiveController {
     this.#gap = Number.parseFloat(style?.rowGap ?? '') || 0;
     const size = (this.#blockRows = Math.ceil(BLOCK_ROWS / this.#perLine) * this.#perLine);
     const top = list?.getBoundingClientRect().top ?? 0;
-    const overscan = this.#heights.size && OVERSCAN_PX;
     const from = -top - overscan;
     const to = innerHeight - top + overscan;
     const guess = this.#guess();
