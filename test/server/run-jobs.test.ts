@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { fromKysely, PgBoss } from 'pg-boss';
 import { generateApiKey } from '../../server/auth.js';
 import type { Clock } from '../../server/clock.js';
@@ -109,44 +109,83 @@ describe('a webhook call is stored, answered, then run', () => {
     assert.deepEqual(rows, [{ state: 'completed', takenWhenAdded: true, retries: 0 }]);
   });
 
-  test("on PostgreSQL a job added taken is the row pg-boss's own send and fetch make (issue 27, item 9)", {
-    skip: !process.env.FORGE_TEST_POSTGRES && 'PostgreSQL only: pg-boss',
-  }, async () => {
-    // A database of its own with no service on it, so that no worker fetches the jobs.
+  const postgresOnly = { skip: !process.env.FORGE_TEST_POSTGRES && 'PostgreSQL only: pg-boss' };
+  const data = { kind: 'webhook', workflowId: 'w', executionId: 'e', body: { amount: 1 } } as const;
+
+  /**
+   * The service's queue and pg-boss's own client on a database of their own, with no service on
+   * it (no worker fetches its jobs); answers pgboss.job's rows of `ids` after `work`, each without
+   * its id, to compare column by column.
+   */
+  async function bossRows(
+    ids: string[],
+    work: (store: Store, queue: PgBossJobQueue, boss: PgBoss) => Promise<void>,
+  ): Promise<Record<string, unknown>[]> {
     const { db, drop } = await testDatabase();
     const store = await Store.open(db);
     const queue = await PgBossJobQueue.open(db, silentLogger);
     const boss = new PgBoss({ connectionString: db, supervise: false, schedule: false });
     await boss.start();
     try {
-      const data = { kind: 'webhook', workflowId: 'w', executionId: 'e', body: { amount: 1 } } as const;
-      const [viaSend, viaAddTaken] = [jobId('send and fetch'), jobId('added taken')];
-      // One transaction, so that pg-boss's clock (job_now(), the transaction's start) is the same
-      // instant in both rows and they can be compared column by column.
-      await store.transaction(async (tx) => {
-        await boss.send('forge-runs', data, { id: viaSend, db: fromKysely(tx.db) });
-        const fetched = await boss.fetch('forge-runs', { batchSize: 5, db: fromKysely(tx.db) });
-        assert.deepEqual(
-          fetched.map((job) => job.id),
-          [viaSend],
-        );
-        const taken = await queue.addTaken({ id: viaAddTaken, data }, tx);
-        assert.deepEqual(taken, { id: viaAddTaken, data, attempt: 1 });
-      });
+      await work(store, queue, boss);
       const { rows } = await sql<{ id: string; row: Record<string, unknown> }>`
-        SELECT id, to_jsonb(j) - 'id' AS row FROM pgboss.job j WHERE id IN (${viaSend}, ${viaAddTaken})`.execute(
-        store.db,
-      );
-      const rowOf = (id: string) => rows.find((row) => row.id === id)?.row;
-      assert.equal(rowOf(viaAddTaken)?.state, 'active');
-      assert.deepEqual(rowOf(viaAddTaken), rowOf(viaSend));
+        SELECT id, to_jsonb(j) - 'id' AS row FROM pgboss.job j WHERE id IN (${sql.join(ids)})`.execute(store.db);
+      return ids.map((id) => rows.find((row) => row.id === id)!.row);
     } finally {
       await boss.stop({ graceful: false });
       await queue.close();
       await store.close();
       await drop?.();
     }
-  });
+  }
+
+  // Each pair is made in one transaction, so that pg-boss's clock (job_now(), the transaction's
+  // start) is the same instant in both rows.
+  test(
+    "on PostgreSQL a job added taken is the row pg-boss's own send and fetch make (issue 27, item 9)",
+    postgresOnly,
+    async () => {
+      const [viaSend, viaAddTaken] = [jobId('send and fetch'), jobId('added taken')];
+      const [sent, added] = await bossRows([viaSend, viaAddTaken], (store, queue, boss) =>
+        store.transaction(async (tx) => {
+          await boss.send('forge-runs', data, { id: viaSend, db: fromKysely(tx.db) });
+          const fetched = await boss.fetch('forge-runs', { batchSize: 5, db: fromKysely(tx.db) });
+          assert.deepEqual(
+            fetched.map((job) => job.id),
+            [viaSend],
+          );
+          const taken = await queue.addTaken({ id: viaAddTaken, data }, tx);
+          assert.deepEqual(taken, { id: viaAddTaken, data, attempt: 1 });
+        }),
+      );
+      assert.equal(added?.state, 'active');
+      assert.deepEqual(added, sent);
+    },
+  );
+
+  test(
+    "on PostgreSQL a job marked done with its run is the row pg-boss's own complete makes (issue 27, item 9)",
+    postgresOnly,
+    async () => {
+      const [viaComplete, viaStore] = [jobId('completed by pg-boss'), jobId('completed with its run')];
+      const [completed, stored] = await bossRows([viaComplete, viaStore], async (store, queue, boss) => {
+        await store.transaction(async (tx) => {
+          for (const id of [viaComplete, viaStore]) await boss.send('forge-runs', data, { id, db: fromKysely(tx.db) });
+          const fetched = await boss.fetch('forge-runs', { batchSize: 5, db: fromKysely(tx.db) });
+          assert.equal(fetched.length, 2);
+        });
+        await store.transaction(async (tx) => {
+          await boss.complete('forge-runs', viaComplete, undefined, { db: fromKysely(tx.db) });
+          // The guard a run's store is written after (Logs.insertExecutionAfter), on its own.
+          const guard = queue.completion({ id: viaStore, data, attempt: 1 });
+          const { rows } = await tx.db.executeQuery(CompiledQuery.raw(guard.sql, guard.parameters));
+          assert.equal(rows.length, 1);
+        });
+      });
+      assert.equal(stored?.state, 'completed');
+      assert.deepEqual(stored, completed);
+    },
+  );
 
   test('an Idempotency-Key repeat answers the first executionId and starts nothing', async () => {
     const user = await newUser(h);
