@@ -53,6 +53,8 @@ export async function benchInstances(
   apiKey: string,
   db: string,
   env: Record<string, string> = {},
+  /** Another build's `main.js` (bench/compare-instances.ts); default this build's. */
+  main?: string,
 ): Promise<InstancesResult> {
   const catalog = join(workDir, 'instances-catalog.json');
   writeFileSync(catalog, JSON.stringify(CATALOG));
@@ -61,6 +63,7 @@ export async function benchInstances(
       db,
       apiKey,
       catalog,
+      main,
       env: {
         FORGE_LOG: 'off',
         FORGE_RATE_LIMITS: 'token=off,webhook=off',
