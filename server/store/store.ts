@@ -57,8 +57,7 @@ export class Store<H extends Handle = Handle> {
   /** Connections in use and queries waiting for one (the metrics); set on the store `open` made. */
   poolUse: PoolUse | undefined;
   private commitGroup: CommitGroup | undefined;
-  // The columns of the three tables side by side, each row its own table's with the others' null
-  // (the user's first: PostgreSQL takes each column's type from the first branch that has one);
+  // The columns of the two tables side by side, each row its own table's with the other's null;
   // children in their list's order, connections in theirs (their created_at and id are null).
   private readonly ownQuery = new CompiledOnce<OwnRow>((db) => ({
     compile: () =>
