@@ -91,7 +91,7 @@ export class RowWindow implements ReactiveController {
     if (total <= WINDOW_FROM) return keys.map((_, i) => row(i));
     const shown = (this.#rendered = this.#shownBlocks());
     const guess = this.#guess();
-    this.#shown = `${this.#perLine}:${[...shown]}:${Math.round(guess)}`;
+    this.#shown = this.#stateOf(shown, guess);
     const blocks: unknown[] = [];
     for (let from = 0; from < total; from += this.#blockRows) {
       const to = Math.min(from + this.#blockRows, total);
@@ -121,7 +121,10 @@ export class RowWindow implements ReactiveController {
     // come in the frame after the one that first shows the list: drawn before it (an animation
     // frame callback runs before the paint), they held the user's first sight of the list back by
     // as long again as the rows in view took (issue 25).
-    const inView = first && [...this.#shownBlocks(0)].every((block) => this.#rendered.has(block));
+    // (A grid whose columns cut its blocks elsewhere than the first render did is drawn again now.)
+    const blockRows = this.#blockRows;
+    const inView =
+      first && [...this.#shownBlocks(0)].every((block) => this.#rendered.has(block)) && this.#blockRows === blockRows;
     if (inView) this.#frame ||= requestAnimationFrame(() => (this.#frame = requestAnimationFrame(this.#check)));
     else this.#onScroll();
   }
@@ -138,9 +141,13 @@ export class RowWindow implements ReactiveController {
     // of a grid, before it was laid out, counted one row a line): #shownBlocks reads the columns.
     // Rows measured taller or shorter than the first render guessed make the spacers wrong, and
     // with them the page's height and where a scroll lands: they are drawn again.
-    const shown = this.#shownBlocks();
-    if (`${this.#perLine}:${[...shown]}:${Math.round(this.#guess())}` !== this.#shown) this.#host.requestUpdate();
+    if (this.#stateOf(this.#shownBlocks()) !== this.#shown) this.#host.requestUpdate();
   };
+
+  /** What a render of these blocks draws, as `#shown` keeps it: the columns, the blocks, the guessed height. */
+  #stateOf(shown: Set<number>, guess = this.#guess()): string {
+    return `${this.#perLine}:${[...shown]}:${Math.round(guess)}`;
+  }
 
   #guess(): number {
     let sum = 0;
