@@ -40,16 +40,16 @@ const addActive = (table: string, withoutFlushWait: boolean) => `
   RETURNING retry_count`;
 
 /**
- * pg-boss's `complete` of one job as it makes it for this service (`completeJobs` in pg-boss 12's
- * dist/plans.js, unfenced, no output: the same columns set to the same values, of an `active` job
- * only), without its count of the jobs it completed: RETURNING the job instead, so that a store
- * can mark the job done and store its run in one statement (`JobQueue.completion`).
+ * pg-boss's `complete` of jobs as it makes it for this service (`completeJobs` in pg-boss 12's
+ * dist/plans.js, unfenced, no output: the same columns set to the same values, of `active` jobs
+ * only), without its count of the jobs it completed: RETURNING each job instead, so that a store
+ * can mark jobs done and store their runs in one statement (`JobQueue.completion`).
  */
-const completeOne = (table: string) => `
+const completeJobs = (table: string) => `
   UPDATE pgboss."${table.replaceAll('"', '""')}" SET
     completed_on = pgboss.job_now(), state = 'completed', output = NULL, blocked = blocked,
     pending_dependencies = pending_dependencies
-  WHERE name = $1 AND id = $2::uuid AND state = 'active'
+  WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'
   RETURNING id`;
 
 type Boss = import('pg-boss').PgBoss;
@@ -64,7 +64,7 @@ type Boss = import('pg-boss').PgBoss;
 export class PgBossJobQueue implements JobQueue {
   /** `addActive`'s statement, waiting for its flush and not. */
   private readonly addActive: Record<'flushed' | 'unflushed', string>;
-  private readonly completeOne: string;
+  private readonly completeJobs: string;
 
   private constructor(
     private readonly boss: Boss,
@@ -73,7 +73,7 @@ export class PgBossJobQueue implements JobQueue {
     table: string,
   ) {
     this.addActive = { flushed: addActive(table, false), unflushed: addActive(table, true) };
-    this.completeOne = completeOne(table);
+    this.completeJobs = completeJobs(table);
   }
 
   static async open(url: string, logger: Logger): Promise<PgBossJobQueue> {
@@ -169,8 +169,8 @@ export class PgBossJobQueue implements JobQueue {
     return (result as { affected?: number }).affected === 1;
   }
 
-  completion(job: Job): { sql: string; parameters: unknown[] } {
-    return { sql: this.completeOne, parameters: [QUEUE, job.id] };
+  completion(ids: string[]): { sql: string; parameters: unknown[] } {
+    return { sql: this.completeJobs, parameters: [QUEUE, ids] };
   }
 
   async fail(job: Job, reason: string): Promise<void> {
