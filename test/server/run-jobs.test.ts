@@ -188,6 +188,39 @@ describe('a webhook call is stored, answered, then run', () => {
   );
 
   test(
+    'on PostgreSQL jobs added taken at the same time outside a transaction are one statement, each row as one added alone (issue 27, item 9)',
+    postgresOnly,
+    async () => {
+      const [alone, ...together] = ['alone', 'together 1', 'together 2', 'together 3'].map((name) => jobId(name));
+      const rows = await bossRows([alone!, ...together], async (store, queue) => {
+        await queue.addTaken({ id: alone!, data }, store);
+        // Asked for in one turn, one of them an id that is there already: it alone is refused.
+        const added = await Promise.allSettled(
+          [...together, alone!].map((id) => queue.addTaken({ id, data }, store, { commitWithoutFlushWait: true })),
+        );
+        assert.deepEqual(
+          added.map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message)),
+          [
+            ...together.map((id) => ({ id, data, attempt: 1 })),
+            `The job ${alone} is in the queue already.`,
+          ],
+        );
+        const { rows: writers } = await sql<{ writer: string }>`
+          SELECT DISTINCT xmin::text AS writer FROM pgboss.job WHERE id IN (${sql.join(together)})`.execute(store.db);
+        assert.equal(writers.length, 1, 'one transaction added them');
+      });
+      // The same columns as the one added alone, but for the instants (each transaction's job_now()).
+      const instants = ['created_on', 'start_after', 'started_on', 'heartbeat_on', 'keep_until'];
+      const without = (row: Record<string, unknown>) =>
+        Object.fromEntries(Object.entries(row).filter(([column]) => !instants.includes(column)));
+      for (const row of rows.slice(1)) {
+        assert.deepEqual(without(row), without(rows[0]!));
+        assert.equal(row.created_on, row.started_on);
+      }
+    },
+  );
+
+  test(
     'on PostgreSQL runs stored at the same time are one statement: each stored only if its job was still taken and its workflow is there (issue 27, item 9)',
     postgresOnly,
     async () => {
