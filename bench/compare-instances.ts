@@ -30,7 +30,9 @@ const { values, positionals } = parseArgs({
 });
 const rounds = Number(values.rounds ?? 3);
 if (positionals.length !== 1 || !(Number.isInteger(rounds) && rounds > 0)) {
-  console.error('Usage: node --import tsx bench/compare-instances.ts [--rounds 3] [--counts] <main.js of another build>');
+  console.error(
+    'Usage: node --import tsx bench/compare-instances.ts [--rounds 3] [--counts] <main.js of another build>',
+  );
   process.exit(2);
 }
 /** Longer than PostgreSQL's PGSTAT_IDLE_INTERVAL (10 s), after which an idle backend reports its counts. */
@@ -66,7 +68,9 @@ try {
         cluster.url.replace(/\/postgres$/, `/${database}`),
         {},
         build.main,
-        values.counts ? (phase, instances, load) => counted(`${build.name}, ${phase}`, database, instances, load) : undefined,
+        values.counts
+          ? (phase, instances, load) => counted(`${build.name}, ${phase}`, database, instances, load)
+          : undefined,
       );
       build.results.push(result);
       console.log(
@@ -130,7 +134,13 @@ async function counted(
 
 /** The database's transactions so far, the transaction ids handed out, the cluster's WAL flushes and position, and its postmaster. */
 async function counts(database: string) {
-  const { rows } = await admin.query<{ commits: string; next_xid: string; wal_syncs: string; lsn: string; pid: number }>(
+  const { rows } = await admin.query<{
+    commits: string;
+    next_xid: string;
+    wal_syncs: string;
+    lsn: string;
+    pid: number;
+  }>(
     `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = $1) AS commits,
        pg_snapshot_xmax(pg_current_snapshot())::text AS next_xid, (SELECT wal_sync FROM pg_stat_wal) AS wal_syncs,
        pg_current_wal_lsn() - '0/0' AS lsn, pg_backend_pid() AS pid`,

@@ -79,11 +79,7 @@ export class LogRepository {
 
   /** The runs stored after their jobs' completion while the statement before them runs (storeRunAfter). */
   private readonly runsTogether = new WriteBatch<RunAfter, { guarded: boolean; stored: boolean }>(
-    (runs) =>
-      this.insertExecutionsAfter(
-        runs,
-        runs[0]!.completion(runs.map((run) => run.jobId)),
-      ),
+    (runs) => this.insertExecutionsAfter(runs, runs[0]!.completion(runs.map((run) => run.jobId))),
     (run) => this.insertExecutionAfter(run.workflowId, run.entry, run.completion([run.jobId])),
   );
 

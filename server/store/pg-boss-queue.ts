@@ -105,7 +105,7 @@ export class PgBossJobQueue implements JobQueue {
     this.addActive = { flushed: addActive(table, false), unflushed: addActive(table, true) };
     this.completeJobs = completeJobs(table);
     const adding = (withoutFlushWait: boolean) => {
-      const one = addActive(table, withoutFlushWait);
+      const one = this.addActive[withoutFlushWait ? 'unflushed' : 'flushed'];
       const many = addActiveMany(table, withoutFlushWait);
       return new WriteBatch<Adding, number | undefined>(
         async (batch) => {
@@ -117,10 +117,7 @@ export class PgBossJobQueue implements JobQueue {
           const added = new Map((rows as Array<{ id: string; retry_count: number }>).map((row) => [row.id, row]));
           return batch.map(({ job }) => added.get(job.id)?.retry_count);
         },
-        async ({ job, db }) => {
-          const { rows } = await this.fromKysely(db.db).executeSql(one, [QUEUE, job.id, JSON.stringify(job.data)]);
-          return (rows[0] as { retry_count: number } | undefined)?.retry_count;
-        },
+        (adding) => this.addOne(one, adding),
       );
     };
     this.adding = { flushed: adding(false), unflushed: adding(true) };
@@ -190,16 +187,18 @@ export class PgBossJobQueue implements JobQueue {
     db: Store,
     { commitWithoutFlushWait = false }: { commitWithoutFlushWait?: boolean } = {},
   ): Promise<Job> {
+    const flush = commitWithoutFlushWait ? 'unflushed' : 'flushed';
     const retries = db.isTransaction()
-      ? ((
-          await this.fromKysely(db.db).executeSql(
-            commitWithoutFlushWait ? this.addActive.unflushed : this.addActive.flushed,
-            [QUEUE, job.id, JSON.stringify(job.data)],
-          )
-        ).rows[0] as { retry_count: number } | undefined)?.retry_count
-      : await this.adding[commitWithoutFlushWait ? 'unflushed' : 'flushed'].write({ job, db });
+      ? await this.addOne(this.addActive[flush], { job, db })
+      : await this.adding[flush].write({ job, db });
     if (retries === undefined) throw new Error(`The job ${job.id} is in the queue already.`);
     return { id: job.id, data: job.data, attempt: retries + 1 };
+  }
+
+  /** `addActive`'s `statement` of one job: its retry count, or undefined when its id is there already. */
+  private async addOne(statement: string, { job, db }: Adding): Promise<number | undefined> {
+    const { rows } = await this.fromKysely(db.db).executeSql(statement, [QUEUE, job.id, JSON.stringify(job.data)]);
+    return (rows[0] as { retry_count: number } | undefined)?.retry_count;
   }
 
   async take(limit: number): Promise<Job[]> {

@@ -200,10 +200,7 @@ describe('a webhook call is stored, answered, then run', () => {
         );
         assert.deepEqual(
           added.map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message)),
-          [
-            ...together.map((id) => ({ id, data, attempt: 1 })),
-            `The job ${alone} is in the queue already.`,
-          ],
+          [...together.map((id) => ({ id, data, attempt: 1 })), `The job ${alone} is in the queue already.`],
         );
         const { rows: writers } = await sql<{ writer: string }>`
           SELECT DISTINCT xmin::text AS writer FROM pgboss.job WHERE id IN (${sql.join(together)})`.execute(store.db);
