@@ -242,7 +242,14 @@ describe('a webhook call is stored, answered, then run', () => {
             startedAt: `2026-11-27T0${i < 2 ? 7 : 8}:00:00.000Z`,
             stoppedAt: '2026-11-27T08:00:01.000Z',
             finished: i !== 1,
-            results: [{ blockId: 'b', startedAt: 's', stoppedAt: 't', data: [[{ json: { n: i, quote: '"{,}\\' } }]] }],
+            results: [
+              {
+                blockId: 'b',
+                startedAt: 's',
+                stoppedAt: 't',
+                data: [[{ json: { n: i, quote: '"{,}\\' }, id: `item-${i}` }]],
+              },
+            ],
           },
           completion: (ids: string[]) => queue.completion(ids),
         }));
