@@ -102,10 +102,12 @@ try {
     '/workflow-health',
     '/.well-known/jwks.json',
   ];
-  const callers: Array<[string, string | undefined]> = [
+  const callers: Array<[string, string | undefined, Record<string, string>?]> = [
     ['user token', token],
     ["another user's token", emptyToken],
     ['API key', apiKey],
+    ['a wrong API key', newApiKey()],
+    ['the API key from a browser page', apiKey, { Origin: 'https://host.example.test' }],
     ['no credential', undefined],
   ];
   // The origin a caller reached the service at is in the answers (icon URLs): both builds are
@@ -114,12 +116,14 @@ try {
   let compared = 0;
   const differences: string[] = [];
   const statuses = new Map<string, number>();
-  for (const host of hosts) {
-    for (const path of reads) {
-      for (const [caller, credential] of callers) {
-        // Twice each: the first answer of a kind is made afresh, the second may be one kept.
-        for (let time = 1; time <= 2; time++) {
-          const [a, b] = await Promise.all(services.map((service) => answer(service, path, host, credential)));
+  // The hosts alternate from one request to the next: an origin kept from the last Host must not
+  // reach the answer to another.
+  for (const path of reads) {
+    for (const [caller, credential, headers] of callers) {
+      // Twice each: the first answer of a kind is made afresh, the second may be one kept.
+      for (let time = 1; time <= 2; time++) {
+        for (const host of hosts) {
+          const [a, b] = await Promise.all(services.map((service) => answer(service, path, host, credential, headers)));
           compared++;
           const status = a!.slice(0, 3);
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
@@ -141,12 +145,18 @@ try {
 }
 
 /** An answer as text: the status line, every header but Date (in the order sent), the body. */
-function answer(service: ServiceProcess, path: string, host: string, credential?: string): Promise<string> {
+function answer(
+  service: ServiceProcess,
+  path: string,
+  host: string,
+  credential?: string,
+  headers?: Record<string, string>,
+): Promise<string> {
   const url = new URL(`${service.loopbackUrl}${API_PREFIX}${path}`);
   return new Promise((done, fail) => {
     const req = request(
       url,
-      { headers: { Host: host, ...(credential ? { Authorization: `Bearer ${credential}` } : {}) } },
+      { headers: { Host: host, ...(credential ? { Authorization: `Bearer ${credential}` } : {}), ...headers } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));

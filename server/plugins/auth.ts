@@ -14,7 +14,7 @@ import type {
 import type { FastifyRequestType, ResolveFastifyRequestType } from 'fastify/types/type-provider.js';
 import fp from 'fastify-plugin';
 import type { User } from 'forge-embed/client';
-import type { AuthKeys, Principal } from '../auth.js';
+import type { ApiKeyPrincipal, AuthKeys, Principal } from '../auth.js';
 import { forbidden, unauthorized } from '../http.js';
 import type { Store } from '../store/store.js';
 import type { Access } from './route-table.js';
@@ -90,26 +90,45 @@ async function auth(app: FastifyInstance, options: AuthOptions): Promise<void> {
     request.routeConfig = config;
     const access = config.access ?? 'public';
     if (access === 'public') return done();
-    authenticate(options, request, access, config.withTokenUser).then((principal) => {
+    let identified: ReturnType<AuthKeys['identify']>;
+    try {
+      identified = options.authKeys.identify(request.headers.authorization);
+      // The API key needs nothing read or awaited: its request goes on at once, without a
+      // promise made and awaited for it (issue 29).
+      if (!(identified instanceof Promise)) {
+        request.principal = allowedApiKey(request, access, identified);
+        return done();
+      }
+    } catch (error) {
+      return done(error as Error);
+    }
+    allowedUser(options.store, request, access, config.withTokenUser, identified).then((principal) => {
       request.principal = principal;
       done();
     }, done);
   });
 }
 
-async function authenticate(
-  { authKeys, store }: AuthOptions,
-  request: FastifyRequest,
-  access: Access,
-  withTokenUser: FastifyContextConfig['withTokenUser'],
-): Promise<Principal> {
-  const principal = await authKeys.authenticate(request.headers.authorization);
+/** The API key's principal if a route of `access` takes it from this request; else the 403. */
+function allowedApiKey(request: FastifyRequest, access: Access, principal: ApiKeyPrincipal): Principal {
   // An API key never belongs in a browser: a request that a page sent is refused.
-  if (principal.kind === 'apiKey' && sentByBrowser(request)) {
+  if (sentByBrowser(request)) {
     throw forbidden(
       'API keys must stay on your backend; this request came from a browser page. Use a user token there.',
     );
   }
+  return allowed(access, principal);
+}
+
+/** A user token's principal once it is verified, its user read (a 401 if it is gone) and a route of `access` takes it. */
+async function allowedUser(
+  store: Store,
+  request: FastifyRequest,
+  access: Access,
+  withTokenUser: FastifyContextConfig['withTokenUser'],
+  verified: Promise<Principal>,
+): Promise<Principal> {
+  const principal = await verified;
   if (principal.kind === 'user') {
     if (withTokenUser === 'ownVersion') {
       const read = await store.users.getWithOwnVersion(principal.userId);
@@ -122,6 +141,11 @@ async function authenticate(
       throw unauthorized('The user of this token no longer exists. Create the user again and fetch a new token.');
     }
   }
+  return allowed(access, principal);
+}
+
+/** `principal` if a route of `access` takes its kind of credential; else the 403 that says which it needs. */
+function allowed(access: Access, principal: Principal): Principal {
   if (access === 'apiKey' && principal.kind !== 'apiKey') {
     throw forbidden('This operation needs the host API key. Call it from your backend, never from a browser.');
   }
