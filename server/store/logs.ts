@@ -6,6 +6,13 @@ import type { Tables } from './schema.js';
 import { TurnBatch } from './turn-batch.js';
 import { WriteBatch } from './write-batch.js';
 
+/**
+ * Batches of stored runs an instance writes at once. A batch holds its workflows' and hours'
+ * rows through its WAL flush: with one at a time, two instances' batches, which nearly always
+ * share a row, waited for each other's flush in turn (issue 27, item 9).
+ */
+const STORE_BATCHES_IN_FLIGHT = 4;
+
 /** A run to store after its job is marked done (`LogRepository.storeRunAfter`). */
 export interface RunAfter {
   workflowId: string;
@@ -81,6 +88,7 @@ export class LogRepository {
   private readonly runsTogether = new WriteBatch<RunAfter, { guarded: boolean; stored: boolean }>(
     (runs) => this.insertExecutionsAfter(runs, runs[0]!.completion(runs.map((run) => run.jobId))),
     (run) => this.insertExecutionAfter(run.workflowId, run.entry, run.completion([run.jobId])),
+    STORE_BATCHES_IN_FLIGHT,
   );
 
   constructor(

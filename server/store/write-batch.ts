@@ -16,26 +16,39 @@ interface Waiting<Item, Result> {
  */
 export class WriteBatch<Item, Result> {
   private pending: Array<Waiting<Item, Result>> = [];
-  private writing = false;
+  /** Batches being written, and whether one is set to start at the end of this turn. */
+  private writing = 0;
+  private starting = false;
 
   constructor(
     /** Writes every item in one statement; answers their results in their order. */
     private readonly writeAll: (items: Item[]) => Promise<Result[]>,
     private readonly writeOne: (item: Item) => Promise<Result>,
+    /** Batches written at once; the writes that come while this many are written wait for one to end. */
+    private readonly inFlight = 1,
   ) {}
 
   write(item: Item): Promise<Result> {
     return new Promise((resolve, reject) => {
-      // The first write of a turn waits for the turn's others (setImmediate runs after its I/O).
-      if (this.pending.length === 0 && !this.writing) setImmediate(() => void this.flush());
       this.pending.push({ item, resolve, reject });
+      this.startSoon();
+    });
+  }
+
+  /** The next batch at the end of this turn (setImmediate runs after its I/O), with the turn's other writes. */
+  private startSoon(): void {
+    if (this.starting || this.writing >= this.inFlight || this.pending.length === 0) return;
+    this.starting = true;
+    setImmediate(() => {
+      this.starting = false;
+      void this.flush();
     });
   }
 
   private async flush(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
-    this.writing = true;
+    this.writing++;
     try {
       if (batch.length === 1) {
         await this.writeAlone(batch[0]!);
@@ -50,8 +63,8 @@ export class WriteBatch<Item, Result> {
       }
       for (const [i, waiting] of batch.entries()) waiting.resolve(results[i]!);
     } finally {
-      this.writing = false;
-      if (this.pending.length > 0) setImmediate(() => void this.flush());
+      this.writing--;
+      this.startSoon();
     }
   }
 
