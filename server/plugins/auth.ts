@@ -73,28 +73,33 @@ export interface AuthOptions {
   store: Store;
 }
 
-/**
- * The credential check: every route that is not public gets `request.principal` before its
- * handler (and its rate limit) runs, or the request is refused with a 401 or 403.
- */
-async function auth(app: FastifyInstance, options: AuthOptions): Promise<void> {
+/** The request decorations the credential check fills in. */
+async function auth(app: FastifyInstance): Promise<void> {
   app.decorateRequest('principal', null as never);
   app.decorateRequest('tokenUser', undefined);
   app.decorateRequest('tokenUserOwnVersion', undefined);
   app.decorateRequest('routeConfig', undefined);
-  // A callback, not an async function: a public route (a probe, a webhook, an icon) passes
-  // through without a promise made and awaited for it (issue 29).
-  app.addHook('onRequest', function identifyCaller(request, _reply, done) {
+}
+
+/**
+ * The credential check: every route that is not public gets `request.principal` before its
+ * handler (and its rate limit) runs, or the request is refused with a 401 or 403. The request
+ * checks' one `onRequest` hook runs it after CORS and the URL guards (request-checks.ts). It
+ * returns undefined where there is nothing to wait for (a public route: a probe, a webhook, an
+ * icon, which passes with no promise made and awaited for it, issue 29), and otherwise a promise
+ * settled once the principal is set or the request is refused.
+ */
+export function callerIdentifier(options: AuthOptions): (request: FastifyRequest) => Promise<void> | undefined {
+  return function identifyCaller(request) {
     // A getter that makes an object at each read: read once.
     const { config } = request.routeOptions;
     request.routeConfig = config;
     const access = config.access ?? 'public';
-    if (access === 'public') return done();
-    authenticate(options, request, access, config.withTokenUser).then((principal) => {
+    if (access === 'public') return undefined;
+    return authenticate(options, request, access, config.withTokenUser).then((principal) => {
       request.principal = principal;
-      done();
-    }, done);
-  });
+    });
+  };
 }
 
 async function authenticate(
@@ -144,10 +149,4 @@ function sentByBrowser(request: FastifyRequest): boolean {
   );
 }
 
-// The URL guards answer first (a 414 needs no credential), and CORS before them all, so that a
-// page can read the refusal it gets.
-export default fp(auth, {
-  name: 'forge-auth',
-  fastify: '5.x',
-  dependencies: ['forge-cors', 'forge-request-guards'],
-});
+export default fp(auth, { name: 'forge-auth', fastify: '5.x' });
