@@ -17,9 +17,15 @@ import { API_PREFIX, newApiKey, type ServiceProcess, spawnService } from './serv
  * alike, status, headers (all but Date) and body. Issue 29 made answers faster without changing
  * one byte of them; this is how that was checked against the build before. Exits with status 1
  * on any difference. `--postgres`: both on a throwaway PostgreSQL cluster instead of a SQLite file.
+ * `--stack`: instead of the embed reads, every path of the OpenAPI document and the probes (and
+ * a 404, a 414, a NUL, a compressed body), each as a GET, a HEAD, a bare OPTIONS and a preflight
+ * for each of its methods, with no, an allowed, a foreign and an empty Origin, and no credential,
+ * the API key, a user token and a bad one: what the plugin stack answers (issue 29's hooks).
  */
 const args = process.argv.slice(2);
 const onPostgres = args.includes('--postgres');
+const stack = args.includes('--stack');
+const ALLOWED_ORIGIN = 'https://app.example.test';
 const other = args.find((arg) => !arg.startsWith('--'));
 if (!other) {
   console.error('Usage: node --import tsx bench/compare-answers.ts [--postgres] <main.js of another build>');
@@ -40,7 +46,8 @@ const integration = parent!.integrations[0]!.name;
 // runs and an error; another user with nothing.
 let services: ServiceProcess[] = [];
 try {
-  const first = await spawnService({ db, apiKey, env, main: resolve(other) });
+  const allowedOrigins = [ALLOWED_ORIGIN];
+  const first = await spawnService({ db, apiKey, env, main: resolve(other), allowedOrigins });
   services.push(first);
   const { userId } = await first.hostApi<{ userId: string }>('POST', '/user', {
     name: 'Ada Lovelace',
@@ -79,10 +86,14 @@ try {
   } finally {
     await store.close();
   }
-  services.push(await spawnService({ db, apiKey, env }));
+  services.push(await spawnService({ db, apiKey, env, allowedOrigins }));
   const { token } = await first.hostApi<{ token: string }>('GET', `/user/${userId}/token`);
   const { token: emptyToken } = await first.hostApi<{ token: string }>('GET', `/user/${emptyUserId}/token`);
 
+  if (stack) {
+    await compareStack(services, { userId, childId: childIds[0]!, token });
+    process.exit(process.exitCode ?? 0);
+  }
   const reads = [
     '/workflow',
     `/workflow?integration=${integration}`,
@@ -140,13 +151,117 @@ try {
   rmSync(workDir, { recursive: true, force: true });
 }
 
+/** `--stack`: every path and probe, as each method a browser or backend may send without a body. */
+async function compareStack(
+  services: ServiceProcess[],
+  { userId, childId, token }: { userId: string; childId: string; token: string },
+): Promise<void> {
+  const document = (await (await fetch(`${services[0]!.loopbackUrl}${API_PREFIX}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+  };
+  const fill = (path: string) =>
+    path
+      .replace('{userId}', userId)
+      .replace('{workflowId}', childId)
+      .replace(/\{[^}]+\}/g, 'x1');
+  const targets: Array<{ path: string; methods: string[] }> = Object.entries(document.paths).map(([path, item]) => ({
+    path: fill(path),
+    methods: Object.keys(item).map((method) => method.toUpperCase()),
+  }));
+  targets.push(
+    { path: '/healthz', methods: ['GET'] },
+    { path: '/readyz', methods: ['GET'] },
+    { path: `${API_PREFIX}/no-such-endpoint`, methods: ['GET'] },
+    { path: '/no-such-endpoint', methods: ['GET'] },
+    { path: `${API_PREFIX}/workflow?integration=${'x'.repeat(9000)}`, methods: ['GET'] },
+    { path: `${API_PREFIX}/user/%00`, methods: ['GET'] },
+  );
+  const origins = [undefined, ALLOWED_ORIGIN, 'https://elsewhere.example.test', ''];
+  const credentials = [undefined, apiKey, token, 'not-a-credential'];
+  let compared = 0;
+  const differences: string[] = [];
+  const statuses = new Map<string, number>();
+  const compare = async (
+    label: string,
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: Buffer,
+  ) => {
+    // A token is new at each call (its time and id): its text is left out, its presence kept.
+    const [a, b] = (
+      await Promise.all(
+        services.map((service) => answer(service, path, 'localhost:4010', undefined, method, headers, body)),
+      )
+    ).map((text) => text.replace(/"token":"[^"]+"/, '"token":"…"'));
+    compared++;
+    const status = a!.slice(0, 3);
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    if (a !== b) differences.push(`${label} ${method} ${path.slice(0, 80)}:\n${a}\n---\n${b}`);
+  };
+  for (const { path, methods } of targets) {
+    for (const origin of origins) {
+      const withOrigin: Record<string, string> = origin === undefined ? {} : { Origin: origin };
+      for (const credential of credentials) {
+        const headers = { ...withOrigin, ...(credential ? { Authorization: `Bearer ${credential}` } : {}) };
+        const label = `Origin ${origin ?? '(none)'}, ${credential === undefined ? 'no credential' : credential === apiKey ? 'API key' : credential === token ? 'user token' : 'bad credential'},`;
+        await compare(label, 'GET', path, headers);
+        await compare(label, 'HEAD', path, headers);
+      }
+      await compare(`Origin ${origin ?? '(none)'},`, 'OPTIONS', path, withOrigin);
+      for (const method of methods) {
+        await compare(`Origin ${origin ?? '(none)'}, preflight for ${method},`, 'OPTIONS', path, {
+          ...withOrigin,
+          'Access-Control-Request-Method': method,
+          'Access-Control-Request-Headers': 'authorization,content-type',
+        });
+      }
+    }
+  }
+  // A compressed body, refused before it is read (a bad credential first): nothing is written.
+  const gzipped = Buffer.from([0x1f, 0x8b, 0x08, 0x00]);
+  for (const credential of [apiKey, 'not-a-credential']) {
+    for (const origin of [undefined, ALLOWED_ORIGIN]) {
+      await compare(
+        `compressed body, Origin ${origin ?? '(none)'},`,
+        'POST',
+        `${API_PREFIX}/user`,
+        {
+          ...(origin ? { Origin: origin } : {}),
+          Authorization: `Bearer ${credential}`,
+          'Content-Type': 'application/json',
+          'Content-Encoding': 'gzip',
+        },
+        gzipped,
+      );
+    }
+  }
+  for (const difference of differences) console.log(`\nDIFFERENT: ${difference}`);
+  console.log(
+    `${compared} answers compared (status, headers but Date, body; ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}): ${differences.length === 0 ? 'all byte-identical' : `${differences.length} different`}.`,
+  );
+  if (differences.length > 0) process.exitCode = 1;
+}
+
 /** An answer as text: the status line, every header but Date (in the order sent), the body. */
-function answer(service: ServiceProcess, path: string, host: string, credential?: string): Promise<string> {
-  const url = new URL(`${service.loopbackUrl}${API_PREFIX}${path}`);
+function answer(
+  service: ServiceProcess,
+  path: string,
+  host: string,
+  credential?: string,
+  method = 'GET',
+  extraHeaders: Record<string, string> = {},
+  body?: Buffer,
+): Promise<string> {
+  // `--stack`'s paths are whole (the probes are outside the API's prefix).
+  const url = new URL(`${service.loopbackUrl}${stack ? '' : API_PREFIX}${path}`);
   return new Promise((done, fail) => {
     const req = request(
       url,
-      { headers: { Host: host, ...(credential ? { Authorization: `Bearer ${credential}` } : {}) } },
+      {
+        method,
+        headers: { Host: host, ...(credential ? { Authorization: `Bearer ${credential}` } : {}), ...extraHeaders },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -162,6 +277,6 @@ function answer(service: ServiceProcess, path: string, host: string, credential?
       },
     );
     req.on('error', fail);
-    req.end();
+    req.end(body);
   });
 }
