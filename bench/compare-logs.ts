@@ -8,13 +8,15 @@ import { sql } from 'kysely';
 import { startCluster } from '../scripts/pg-cluster.mjs';
 import { Store } from '../server/store/store.js';
 import {
+  type Answers,
   CONNECTIONS,
+  cannonLoad,
   FIRST_PAGES,
   LIMIT,
+  type LoadRequest,
   load,
   newDatabase,
   postgresCpuMs,
-  type Sample,
   seedLogs,
   statFields,
   timedRequest,
@@ -32,6 +34,12 @@ import { median, percentile, round1, round2 } from './stats.js';
  * PostgreSQL's processes and the statements it ran per answer (pg_stat_statements), with the load
  * average; the end prints each build's medians, the pages' p99 as a ratio to `/healthz`'s of the
  * same round. The requests come from a process of their own, as in bench/logs.ts.
+ *
+ * With `--generators`, one build (`<main.js>`) and two load generators in turns instead: the
+ * bench's (autocannon, `cannonLoad`) and the one it replaced (Node's own client, `timedRequest`),
+ * each turn also printing the generator's own CPU time per answer and the bytes the service read
+ * and wrote per answer (/proc/<pid>/io: the requests, the answers and the request log's lines),
+ * which must agree between the generators for them to measure the same thing.
  */
 const CLIENT = '--compare-logs-client';
 
@@ -41,8 +49,11 @@ interface Target {
   pid: number;
 }
 
+type Generator = 'autocannon' | 'node-http';
+
 interface ClientJob {
   targets: Target[];
+  generators: Generator[];
   childId: string;
   apiKey: string;
   rounds: number;
@@ -52,6 +63,7 @@ interface ClientJob {
 }
 
 interface Turn {
+  /** The build, and with `--generators` the load generator. */
   build: string;
   read: 'pages' | 'healthz';
   load: number;
@@ -62,6 +74,16 @@ interface Turn {
   serviceCpuUs: number;
   /** The service's context switches per answer (waits for I/O, and preemptions by other processes). */
   serviceSwitches: number;
+  /** The load generator's own CPU time per answer. */
+  clientCpuUs: number;
+  /** Bytes per answer as the generator counted them (autocannon: head and body; Node's client: none). */
+  clientBytes?: number;
+  /** Bytes the service read and wrote per answer (/proc/<pid>/io rchar, wchar). */
+  serviceReadBytes: number;
+  serviceWrittenBytes: number;
+  /** The service's read and write calls per answer (/proc/<pid>/io syscr, syscw): a write the socket takes in parts costs more than one. */
+  serviceReadCalls: number;
+  serviceWriteCalls: number;
   postgresCpuUs?: number;
   postgresSwitches?: number;
   statements?: number;
@@ -85,10 +107,13 @@ async function runHarness(): Promise<void> {
   const rounds = Number(option('--rounds', '4'));
   const seconds = Number(option('--seconds', '4'));
   const thisMain = args.includes('--this') ? resolve(option('--this', '')) : undefined;
+  const generatorsAt = args.indexOf('--generators');
+  const generators: Generator[] = generatorsAt === -1 ? ['autocannon'] : ['node-http', 'autocannon'];
+  if (generatorsAt !== -1) args.splice(generatorsAt, 1);
   const [other] = args.map((path) => resolve(path));
   if (!other || !(rounds > 0) || !(seconds > 0) || (backend !== 'postgres' && backend !== 'sqlite')) {
     console.error(
-      'Usage: node --import tsx bench/compare-logs.ts [--backend postgres|sqlite] [--rounds 4] [--seconds 4] [--this <main.js>] <main.js of another build>',
+      'Usage: node --import tsx bench/compare-logs.ts [--backend postgres|sqlite] [--rounds 4] [--seconds 4] [--this <main.js>] <main.js of another build>\n   or: node --import tsx bench/compare-logs.ts --generators [--backend postgres|sqlite] [--rounds 4] [--seconds 4] <main.js>',
     );
     process.exit(2);
   }
@@ -122,7 +147,7 @@ async function runHarness(): Promise<void> {
     const env = { FORGE_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') };
     // Both builds on the one database: they share its schema (no build here adds a schema step).
     // Each service's request log to a file, as bench/logs.ts has them.
-    for (const [i, main] of [other, thisMain].entries()) {
+    for (const [i, main] of (generators.length > 1 ? [other] : [other, thisMain]).entries()) {
       services.push(
         await spawnService({ db: location, apiKey, env, main, logFile: join(workDir, `service-${i}.log`) }),
       );
@@ -133,6 +158,7 @@ async function runHarness(): Promise<void> {
         url: service.loopbackUrl,
         pid: service.pid,
       })),
+      generators,
       childId,
       apiKey,
       rounds,
@@ -182,12 +208,13 @@ function describe(turn: Turn): string {
     turn.postgresCpuUs === undefined
       ? ''
       : `, PostgreSQL ${turn.postgresCpuUs} µs/answer, ${turn.postgresSwitches} switches/answer, ${turn.statements} statements/answer${turn.top?.length ? ` [${turn.top.map((t) => `${t.perAnswer}× ${t.meanUs} µs ${t.query}`).join('; ')}]` : ''}`;
-  return `${turn.build} ${turn.read}: p50 ${turn.p50Ms} ms, p99 ${turn.p99Ms} ms, ${turn.rps}/s, service ${turn.serviceCpuUs} µs/answer, ${turn.serviceSwitches} switches/answer${postgres} (load ${turn.load})`;
+  const bytes = `${turn.clientBytes === undefined ? '' : `${turn.clientBytes} B/answer received, `}service read ${turn.serviceReadBytes} B in ${turn.serviceReadCalls} calls, wrote ${turn.serviceWrittenBytes} B in ${turn.serviceWriteCalls} calls per answer`;
+  return `${turn.build} ${turn.read}: ${turn.answers} answers, p50 ${turn.p50Ms} ms, p99 ${turn.p99Ms} ms, ${turn.rps}/s, service ${turn.serviceCpuUs} µs/answer, ${turn.serviceSwitches} switches/answer, generator ${turn.clientCpuUs} µs/answer, ${bytes}${postgres} (load ${turn.load})`;
 }
 
 function summarise(turns: Turn[], rounds: number, seconds: number, other: string, backend: string): void {
   console.log(`\n${backend}, ${rounds} rounds of ${seconds} s, ${CONNECTIONS} connections; other = ${other}`);
-  for (const build of ['other', 'this']) {
+  for (const build of new Set(turns.map((t) => t.build))) {
     const of = (read: string) => turns.filter((t) => t.build === build && t.read === read);
     const pages = of('pages');
     const healthz = of('healthz');
@@ -199,6 +226,9 @@ function summarise(turns: Turn[], rounds: number, seconds: number, other: string
       `  pages/s ${figure(pages.map((t) => t.rps))}; /healthz/s ${figure(healthz.map((t) => t.rps))}`,
       `  service µs/page ${figure(pages.map((t) => t.serviceCpuUs))}; µs/healthz ${figure(healthz.map((t) => t.serviceCpuUs))}`,
       `  service switches/page ${figure(pages.map((t) => t.serviceSwitches))}; /healthz ${figure(healthz.map((t) => t.serviceSwitches))}`,
+      `  generator µs/page ${figure(pages.map((t) => t.clientCpuUs))}; µs/healthz ${figure(healthz.map((t) => t.clientCpuUs))}`,
+      `  service bytes read/written per page ${figure(pages.map((t) => t.serviceReadBytes))} / ${figure(pages.map((t) => t.serviceWrittenBytes))}; per /healthz ${figure(healthz.map((t) => t.serviceReadBytes))} / ${figure(healthz.map((t) => t.serviceWrittenBytes))}`,
+      `  service read/write calls per page ${figure(pages.map((t) => t.serviceReadCalls))} / ${figure(pages.map((t) => t.serviceWriteCalls))}; per /healthz ${figure(healthz.map((t) => t.serviceReadCalls))} / ${figure(healthz.map((t) => t.serviceWriteCalls))}`,
     ];
     if (pages[0]?.postgresCpuUs !== undefined) {
       lines.push(
@@ -212,48 +242,76 @@ function summarise(turns: Turn[], rounds: number, seconds: number, other: string
 // The client: its own process, its own heap (bench/logs.ts, measureLogsApart).
 
 async function runClient(job: ClientJob): Promise<void> {
+  // Node's own client, the logs rows' generator before autocannon, kept to compare the two.
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS * job.targets.length });
   const postgres = job.postgres ? await postgresProbe(job.postgres) : undefined;
   try {
     const reads = job.targets.flatMap((target) => {
       const { hostname, port } = new URL(target.url);
-      const at = { host: hostname, port: Number(port) };
-      const page = (n: number) =>
-        timedRequest(agent, {
-          ...at,
-          path: `${API_PREFIX}/workflow/${job.childId}/logs?page=${n}&limit=${LIMIT}`,
-          headers: { Authorization: `Bearer ${job.apiKey}` },
-        });
-      const healthz = () => timedRequest(agent, { ...at, path: '/healthz', headers: {} });
-      return [
-        { target, read: 'pages' as const, send: page, pages: FIRST_PAGES },
-        { target, read: 'healthz' as const, send: healthz, pages: undefined },
-      ];
+      const page = (n: number): LoadRequest => ({
+        path: `${API_PREFIX}/workflow/${job.childId}/logs?page=${n}&limit=${LIMIT}`,
+        headers: { Authorization: `Bearer ${job.apiKey}` },
+      });
+      const healthz: LoadRequest = { path: '/healthz', headers: {} };
+      return job.generators.flatMap((generator) => {
+        const send = (requests: LoadRequest[]) =>
+          generator === 'autocannon'
+            ? (ms: number) => cannonLoad(target.url, requests, ms)
+            : async (ms: number): Promise<Answers> => {
+                const started = performance.now();
+                const samples = await load(
+                  (n) => timedRequest(agent, { host: hostname, port: Number(port), ...requests[n]! }),
+                  ms,
+                  requests.map((_, n) => n),
+                );
+                return {
+                  ms: samples.map((s) => s.ms),
+                  bytes: Number.NaN,
+                  seconds: (performance.now() - started) / 1000,
+                };
+              };
+        const build = job.generators.length > 1 ? `${target.name} ${generator}` : target.name;
+        return [
+          { target, build, read: 'pages' as const, send: send(FIRST_PAGES.map(page)) },
+          { target, build, read: 'healthz' as const, send: send([healthz]) },
+        ];
+      });
     });
+    // A service just started needs some thousand answers before its code is compiled hot (bench/logs.ts).
+    for (const { send } of reads) await send(3_000);
     for (let round = 0; round < job.rounds; round++) {
-      for (const { target, read, send, pages } of round % 2 === 0 ? reads : [...reads].reverse()) {
-        await load(send, 1_000, pages);
+      for (const { target, build, read, send } of round % 2 === 0 ? reads : [...reads].reverse()) {
+        await send(1_000);
         const loadAverage = round1(loadavg()[0]!);
         const before = {
           service: cpuMsOf(target.pid),
           switches: switchesOf(target.pid),
+          io: ioOf(target.pid),
+          client: process.cpuUsage(),
           postgres: await postgres?.snapshot(),
         };
-        const samples: Sample[] = await load(send, job.seconds * 1_000, pages);
+        const { ms, bytes, seconds } = await send(job.seconds * 1_000);
+        const clientUs = process.cpuUsage(before.client);
         const serviceMs = cpuMsOf(target.pid) - before.service;
         const switches = switchesOf(target.pid) - before.switches;
-        const ms = samples.map((s) => s.ms);
-        const answers = samples.length;
+        const io = ioOf(target.pid);
+        const answers = ms.length;
         const turn: Turn = {
-          build: target.name,
+          build,
           read,
           load: loadAverage,
           answers,
-          rps: Math.round(answers / job.seconds),
+          rps: Math.round(answers / seconds),
           p50Ms: round1(percentile(ms, 50)),
           p99Ms: round1(percentile(ms, 99)),
           serviceCpuUs: Math.round((serviceMs * 1000) / answers),
           serviceSwitches: round2(switches / answers),
+          clientCpuUs: Math.round((clientUs.user + clientUs.system) / answers),
+          ...(Number.isNaN(bytes) ? {} : { clientBytes: Math.round(bytes / answers) }),
+          serviceReadBytes: Math.round((io.read - before.io.read) / answers),
+          serviceWrittenBytes: Math.round((io.written - before.io.written) / answers),
+          serviceReadCalls: round2((io.readCalls - before.io.readCalls) / answers),
+          serviceWriteCalls: round2((io.writeCalls - before.io.writeCalls) / answers),
         };
         if (postgres && before.postgres) Object.assign(turn, await postgres.since(before.postgres, answers));
         process.stdout.write(`${JSON.stringify(turn)}\n`);
@@ -263,6 +321,13 @@ async function runClient(job: ClientJob): Promise<void> {
     agent.destroy();
     await postgres?.end();
   }
+}
+
+/** Bytes the process has read and written so far through read and write calls, sockets and files alike. */
+function ioOf(pid: number): { read: number; written: number; readCalls: number; writeCalls: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(io)![1]);
+  return { read: field('rchar'), written: field('wchar'), readCalls: field('syscr'), writeCalls: field('syscw') };
 }
 
 interface PostgresSnapshot {

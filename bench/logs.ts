@@ -5,6 +5,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { startCluster } from '../scripts/pg-cluster.mjs';
 import { Catalog, needsCredential } from '../server/catalog/catalog.js';
@@ -181,36 +182,95 @@ const MEASURE = '--measure-logs';
 
 /** The logs' load on a running service, from this process: pages 1–10, /healthz, page 3000. */
 async function measureLogs({ url, childId, apiKey }: LogsTarget): Promise<LogsResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  try {
-    const target = new URL(url);
-    const get = (page: number) =>
-      timedRequest(agent, {
-        host: target.hostname,
-        port: Number(target.port),
-        path: `${API_PREFIX}/workflow/${childId}/logs?page=${page}&limit=${LIMIT}`,
-        headers: { Authorization: `Bearer ${apiKey}` },
-      });
-    for (const page of [...FIRST_PAGES, DEEP_PAGE]) {
-      const { body } = await get(page);
-      const count = (JSON.parse(body) as { data: unknown[] }).data.length;
-      if (count !== LIMIT) throw new Error(`logs page ${page} answered ${count} entries, expected ${LIMIT}`);
-    }
-    const healthz = () =>
-      timedRequest(agent, { host: target.hostname, port: Number(target.port), path: '/healthz', headers: {} });
-    const measure = async (send: (page: number) => Promise<{ ms: number }>, pages?: number[]) => {
-      const started = performance.now();
-      let answers = (await load(send, WARM_UP_MS, pages)).length;
-      while (answers < WARM_UP_ANSWERS && performance.now() - started < WARM_UP_LIMIT_MS) {
-        answers += (await load(send, WARM_UP_MS, pages)).length;
-      }
-      return summarise(await load(send, LOAD_MS, pages));
-    };
-    const firstPages = await measure(get, FIRST_PAGES);
-    return { firstPages, healthz: await measure(healthz), deepPage: await measure(get, [DEEP_PAGE]) };
-  } finally {
-    agent.destroy();
+  const pageRequest = (page: number): LoadRequest => ({
+    path: `${API_PREFIX}/workflow/${childId}/logs?page=${page}&limit=${LIMIT}`,
+    headers: { Authorization: `Bearer ${apiKey}` },
+  });
+  // What each page holds, read once before the load (the load checks each answer's status only).
+  for (const page of [...FIRST_PAGES, DEEP_PAGE]) {
+    const { path, headers } = pageRequest(page);
+    const answer = await fetch(new URL(path, url), { headers });
+    const body = await answer.text();
+    if (answer.status !== 200) throw new Error(`GET ${path} answered ${answer.status}: ${body}`);
+    const count = (JSON.parse(body) as { data: unknown[] }).data.length;
+    if (count !== LIMIT) throw new Error(`logs page ${page} answered ${count} entries, expected ${LIMIT}`);
   }
+  const measure = async (requests: LoadRequest[]) => {
+    const started = performance.now();
+    let answers = (await cannonLoad(url, requests, WARM_UP_MS)).ms.length;
+    while (answers < WARM_UP_ANSWERS && performance.now() - started < WARM_UP_LIMIT_MS) {
+      answers += (await cannonLoad(url, requests, WARM_UP_MS)).ms.length;
+    }
+    const { ms, seconds } = await cannonLoad(url, requests, LOAD_MS);
+    return { p99Ms: round1(percentile(ms, 99)), rps: Math.round(ms.length / seconds) };
+  };
+  return {
+    firstPages: await measure(FIRST_PAGES.map(pageRequest)),
+    healthz: await measure([{ path: '/healthz', headers: {} }]),
+    deepPage: await measure([pageRequest(DEEP_PAGE)]),
+  };
+}
+
+/** One GET of the logs rows' load. */
+export interface LoadRequest {
+  path: string;
+  headers: Record<string, string>;
+}
+
+/** What a load answered: each answer's latency, the bytes of all answers, the time they took. */
+export interface Answers {
+  /** Each answer's latency in ms, from its request's write to its last byte (autocannon's process.hrtime). */
+  ms: number[];
+  /** The answers' bytes as they came off the sockets, head and body. */
+  bytes: number;
+  /** From the start to the last answer, in seconds. */
+  seconds: number;
+}
+
+/**
+ * The logs rows' load generator: autocannon (as the throughput rows have it), CONNECTIONS
+ * keep-alive connections, each sending its next request as soon as the last one answered, going
+ * through `requests` in turn, connection c starting at the c-th, for `durationMs` (rounded up to
+ * whole seconds: autocannon stops on its one-second tick). It replaced Node's own client
+ * (`timedRequest` below), which spent about as much CPU per page as the service did on the same
+ * two cores, most of it copying each body chunk into fresh memory and joining them into text
+ * (docs/design-notes.md, issue 29's eighth and ninth rounds). Latencies are taken per answer
+ * from the `response` event, to the microsecond, not from autocannon's histogram of whole
+ * milliseconds. Any answer but a 200, any error or timeout, stops the bench: a fast error is not
+ * an answer.
+ */
+export async function cannonLoad(url: string, requests: LoadRequest[], durationMs: number): Promise<Answers> {
+  const ms: number[] = [];
+  let bytes = 0;
+  const wrong: string[] = [];
+  let clients = 0;
+  const started = performance.now();
+  let last = started;
+  const instance = autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: Math.ceil(durationMs / 1000),
+    requests: requests.map((r) => ({ method: 'GET', ...r })),
+    setupClient: (client) => {
+      const from = clients++ % requests.length;
+      client.setRequests([...requests.slice(from), ...requests.slice(0, from)].map((r) => ({ method: 'GET', ...r })));
+    },
+  }) as Promise<autocannon.Result> & {
+    on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
+  };
+  instance.on('response', (_client, status, answerBytes, latency) => {
+    last = performance.now();
+    if (status !== 200 && wrong.length < 3) wrong.push(String(status));
+    ms.push(latency);
+    bytes += answerBytes;
+  });
+  const result = await instance;
+  if (wrong.length > 0 || result.errors + result.timeouts > 0 || ms.length === 0) {
+    throw new Error(
+      `GET ${requests[0]!.path} (and ${requests.length - 1} more) answered other than 200: ${JSON.stringify(result.statusCodeStats)}, ${result.errors} errors, ${result.timeouts} timeouts`,
+    );
+  }
+  return { ms, bytes, seconds: (last - started) / 1000 };
 }
 
 export interface WebhookResult {
