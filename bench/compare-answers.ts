@@ -113,10 +113,12 @@ try {
     '/workflow-health',
     '/.well-known/jwks.json',
   ];
-  const callers: Array<[string, string | undefined]> = [
+  const callers: Array<[string, string | undefined, Record<string, string>?]> = [
     ['user token', token],
     ["another user's token", emptyToken],
     ['API key', apiKey],
+    ['a wrong API key', newApiKey()],
+    ['the API key from a browser page', apiKey, { Origin: 'https://host.example.test' }],
     ['no credential', undefined],
   ];
   // The origin a caller reached the service at is in the answers (icon URLs): both builds are
@@ -125,12 +127,14 @@ try {
   let compared = 0;
   const differences: string[] = [];
   const statuses = new Map<string, number>();
-  for (const host of hosts) {
-    for (const path of reads) {
-      for (const [caller, credential] of callers) {
-        // Twice each: the first answer of a kind is made afresh, the second may be one kept.
-        for (let time = 1; time <= 2; time++) {
-          const [a, b] = await Promise.all(services.map((service) => answer(service, path, host, credential)));
+  // The hosts alternate from one request to the next: an origin kept from the last Host must not
+  // reach the answer to another.
+  for (const path of reads) {
+    for (const [caller, credential, headers] of callers) {
+      // Twice each: the first answer of a kind is made afresh, the second may be one kept.
+      for (let time = 1; time <= 2; time++) {
+        for (const host of hosts) {
+          const [a, b] = await Promise.all(services.map((service) => answer(service, path, host, credential, headers)));
           compared++;
           const status = a!.slice(0, 3);
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
@@ -191,7 +195,7 @@ async function compareStack(
     // A token is new at each call (its time and id): its text is left out, its presence kept.
     const [a, b] = (
       await Promise.all(
-        services.map((service) => answer(service, path, 'localhost:4010', undefined, method, headers, body)),
+        services.map((service) => answer(service, path, 'localhost:4010', undefined, headers, method, body)),
       )
     ).map((text) => text.replace(/"token":"[^"]+"/, '"token":"…"'));
     compared++;
@@ -249,8 +253,8 @@ function answer(
   path: string,
   host: string,
   credential?: string,
+  headers: Record<string, string> = {},
   method = 'GET',
-  extraHeaders: Record<string, string> = {},
   body?: Buffer,
 ): Promise<string> {
   // `--stack`'s paths are whole (the probes are outside the API's prefix).
@@ -260,7 +264,7 @@ function answer(
       url,
       {
         method,
-        headers: { Host: host, ...(credential ? { Authorization: `Bearer ${credential}` } : {}), ...extraHeaders },
+        headers: { Host: host, ...(credential ? { Authorization: `Bearer ${credential}` } : {}), ...headers },
       },
       (res) => {
         const chunks: Buffer[] = [];

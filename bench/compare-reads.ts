@@ -32,11 +32,15 @@ const [other] = args.map((path) => resolve(path));
 const READS: Record<string, (base: string, userId: string) => string> = {
   setup: (base) => `${base}/setup?workflowId=${parent.workflowId}`,
   workflow: (base) => `${base}/workflow`,
+  // The same read with the host API key (issue 29's workflowListApiKeyToFloor).
+  'workflow-apikey': (base) => `${base}/workflow`,
   summary: (base) => `${base}/workflow-summary`,
   user: (base, userId) => `${base}/user/${userId}`,
   // The whole plugin stack and nothing else (issue 29's healthzToFloor); it ignores the token.
   healthz: (base) => `${base.slice(0, -API_PREFIX.length)}/healthz`,
 };
+/** The reads sent with the API key; the others carry the seeded user's token. */
+const WITH_API_KEY = new Set(['workflow-apikey']);
 if (!other || !(rounds > 0) || !(seconds > 0) || !reads.every((read) => read in READS)) {
   console.error(
     `Usage: node --import tsx bench/compare-reads.ts [--rounds 6] [--seconds 4] [--reads ${Object.keys(READS).join(',')}] <main.js of another build>`,
@@ -76,7 +80,7 @@ try {
         const { service, userId, token } = services[i]!;
         const request = {
           url: READS[read]!(`${service.loopbackUrl}${API_PREFIX}`, userId),
-          headers: { Authorization: `Bearer ${token}` },
+          headers: { Authorization: `Bearer ${WITH_API_KEY.has(read) ? apiKey : token}` },
         };
         return { name: `${read} ${name}`, run: () => timedRead(service, request, seconds) };
       }),
@@ -103,6 +107,6 @@ for (const [name, results] of figures) {
   const cpu = results.map((r) => r.cpuUsPerRequest ?? Number.NaN);
   const rps = median(results.map((r) => r.rps));
   console.log(
-    `${name.padEnd(16)} CPU/answer median ${round1(median(cpu))} µs, min ${round1(Math.min(...cpu))} µs; ${rps} req/s median (${(rps / floorRps).toFixed(2)}× the floor's median)`,
+    `${name.padEnd(22)} CPU/answer median ${round1(median(cpu))} µs, min ${round1(Math.min(...cpu))} µs; ${rps} req/s median (${(rps / floorRps).toFixed(2)}× the floor's median)`,
   );
 }

@@ -207,11 +207,23 @@ function fieldError(error: ErrorObject, part: string): FieldError {
 }
 
 /**
+ * The last Host `originOfHost` was given and its origin. A service is reached at one or a few
+ * Hosts: keeping the last one's origin spares the URL parsed for every request that hands out a
+ * URL (issue 29).
+ */
+let lastHost: { host: string | undefined; origin: string | undefined } = { host: undefined, origin: undefined };
+
+/**
  * The origin a request reached the service at, from its Host header, for the URLs the service
  * hands out (icons, the OAuth popup's pages). A Host that is not a plain `host[:port]` gives
  * undefined: it must not become part of a URL, nor make building one throw.
  */
 export function originOfHost(host: string | undefined): string | undefined {
+  if (host !== lastHost.host) lastHost = { host, origin: parsedOriginOfHost(host) };
+  return lastHost.origin;
+}
+
+function parsedOriginOfHost(host: string | undefined): string | undefined {
   if (!host || !/^([\w.-]+|\[[\da-f:.]+\])(:\d{1,5})?$/i.test(host)) return undefined;
   try {
     return new URL(`http://${host}`).origin;

@@ -14,7 +14,7 @@ import type {
 import type { FastifyRequestType, ResolveFastifyRequestType } from 'fastify/types/type-provider.js';
 import fp from 'fastify-plugin';
 import type { User } from 'forge-embed/client';
-import type { AuthKeys, Principal } from '../auth.js';
+import type { ApiKeyPrincipal, AuthKeys, Principal } from '../auth.js';
 import { forbidden, unauthorized } from '../http.js';
 import type { Store } from '../store/store.js';
 import type { Access } from './route-table.js';
@@ -85,36 +85,56 @@ async function auth(app: FastifyInstance): Promise<void> {
  * The credential check: every route that is not public gets `request.principal` before its
  * handler (and its rate limit) runs, or the request is refused with a 401 or 403. The request
  * checks' one `onRequest` hook runs it after CORS and the URL guards (request-checks.ts). It
- * returns undefined where there is nothing to wait for (a public route: a probe, a webhook, an
- * icon, which passes with no promise made and awaited for it, issue 29), and otherwise a promise
- * settled once the principal is set or the request is refused.
+ * returns undefined where the caller is known at once (a public route: a probe, a webhook, an
+ * icon; or the API key), the refusal where it is refused at once, and otherwise (a user token)
+ * a promise settled once the principal is set or the request is refused: nothing is made or
+ * awaited that the request does not need (issue 29).
  */
-export function callerIdentifier(options: AuthOptions): (request: FastifyRequest) => Promise<void> | undefined {
+export function callerIdentifier(options: AuthOptions): (request: FastifyRequest) => Promise<void> | Error | undefined {
   return function identifyCaller(request) {
     // A getter that makes an object at each read: read once.
     const { config } = request.routeOptions;
     request.routeConfig = config;
     const access = config.access ?? 'public';
     if (access === 'public') return undefined;
-    return authenticate(options, request, access, config.withTokenUser).then((principal) => {
+    let identified: ReturnType<AuthKeys['identify']>;
+    try {
+      identified = options.authKeys.identify(request.headers.authorization);
+      // The API key needs nothing read or awaited: its request goes on at once, without a
+      // promise made and awaited for it (issue 29).
+      if (!(identified instanceof Promise)) {
+        request.principal = allowedApiKey(request, access, identified);
+        return undefined;
+      }
+    } catch (error) {
+      return error as Error;
+    }
+    return allowedUser(options.store, request, access, config.withTokenUser, identified).then((principal) => {
       request.principal = principal;
     });
   };
 }
 
-async function authenticate(
-  { authKeys, store }: AuthOptions,
-  request: FastifyRequest,
-  access: Access,
-  withTokenUser: FastifyContextConfig['withTokenUser'],
-): Promise<Principal> {
-  const principal = await authKeys.authenticate(request.headers.authorization);
+/** The API key's principal if a route of `access` takes it from this request; else the 403. */
+function allowedApiKey(request: FastifyRequest, access: Access, principal: ApiKeyPrincipal): Principal {
   // An API key never belongs in a browser: a request that a page sent is refused.
-  if (principal.kind === 'apiKey' && sentByBrowser(request)) {
+  if (sentByBrowser(request)) {
     throw forbidden(
       'API keys must stay on your backend; this request came from a browser page. Use a user token there.',
     );
   }
+  return allowed(access, principal);
+}
+
+/** A user token's principal once it is verified, its user read (a 401 if it is gone) and a route of `access` takes it. */
+async function allowedUser(
+  store: Store,
+  request: FastifyRequest,
+  access: Access,
+  withTokenUser: FastifyContextConfig['withTokenUser'],
+  verified: Promise<Principal>,
+): Promise<Principal> {
+  const principal = await verified;
   if (principal.kind === 'user') {
     if (withTokenUser === 'ownVersion') {
       const read = await store.users.getWithOwnVersion(principal.userId);
@@ -127,6 +147,11 @@ async function authenticate(
       throw unauthorized('The user of this token no longer exists. Create the user again and fetch a new token.');
     }
   }
+  return allowed(access, principal);
+}
+
+/** `principal` if a route of `access` takes its kind of credential; else the 403 that says which it needs. */
+function allowed(access: Access, principal: Principal): Principal {
   if (access === 'apiKey' && principal.kind !== 'apiKey') {
     throw forbidden('This operation needs the host API key. Call it from your backend, never from a browser.');
   }

@@ -24,6 +24,7 @@ async function requestChecks(app: FastifyInstance, options: RequestChecksOptions
     if (refused) return done(refused);
     const identifying = identifyCaller(request);
     if (identifying === undefined) return done(encodedBody(request));
+    if (identifying instanceof Error) return done(identifying);
     identifying.then(() => done(encodedBody(request)), done);
   };
   app.addHook('onRequest', function checkRequest(request, reply, done) {

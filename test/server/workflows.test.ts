@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { ParentWorkflow } from '../../src/api/types.js';
 import {
+  API,
   assertKeys,
   assertProblem,
   assertTimestamp,
@@ -11,6 +12,7 @@ import {
   integrationNamed,
   listedParameters,
   otherParent,
+  rawRequest,
   sample,
   TestService,
   UUID4,
@@ -107,6 +109,29 @@ describe('GET /workflow', () => {
       );
     }
     assert.deepEqual((await forge.asHost('GET', '/workflow?integration=no-such-thing')).body, { data: [] });
+  });
+
+  test('icon URLs carry the Host of each request, however the Hosts alternate (issue 29)', async () => {
+    const iconOf = async (host: string) => {
+      const answer = await rawRequest(forge.url, 'GET', `${API}/workflow`, {
+        headers: { Host: host, Authorization: `Bearer ${forge.apiKey}` },
+      });
+      assert.equal(answer.status, 200, answer.text);
+      return JSON.parse(answer.text).data[0].integrations[0].icon as string;
+    };
+    // A Host that is not a plain host[:port] never becomes part of a URL: the service's own address does.
+    const ownOrigin = `http://localhost:${new URL(forge.url).port}`;
+    for (const [host, origin] of [
+      ['forge.example.test', 'http://forge.example.test'],
+      ['localhost:4011', 'http://localhost:4011'],
+      ['forge.example.test', 'http://forge.example.test'],
+      ['evil.example.test/path', ownOrigin],
+      ['[::1]:8080', 'http://[::1]:8080'],
+      ['evil.example.test/path', ownOrigin],
+      ['localhost:4011', 'http://localhost:4011'],
+    ] as const) {
+      assert.ok((await iconOf(host)).startsWith(`${origin}/forge/2021-12/icons/`), host);
+    }
   });
 
   test('every integration icon is an image the service itself serves', async () => {
