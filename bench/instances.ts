@@ -55,6 +55,15 @@ export async function benchInstances(
   env: Record<string, string> = {},
   /** Another build's `main.js` (bench/compare-instances.ts); default this build's. */
   main?: string,
+  /**
+   * Runs each load (`phase` one or two instances), to count around it what it cost
+   * (bench/compare-instances.ts `--counts`); it answers the load's runs per second.
+   */
+  measure: (phase: 'one' | 'two', instances: ServiceProcess[], load: () => Promise<number>) => Promise<number> = (
+    _phase,
+    _instances,
+    run,
+  ) => run(),
 ): Promise<InstancesResult> {
   const catalog = join(workDir, 'instances-catalog.json');
   writeFileSync(catalog, JSON.stringify(CATALOG));
@@ -76,9 +85,10 @@ export async function benchInstances(
   let second: ServiceProcess | undefined;
   try {
     const paths = await installWebhooks(first);
-    const one = await load([first], paths);
+    const one = await measure('one', [first], () => load([first], paths));
     second = await start();
-    const two = await load([first, second], paths);
+    const both = [first, second];
+    const two = await measure('two', both, () => load(both, paths));
     return {
       oneInstanceRunsPerSecond: one,
       twoInstancesRunsPerSecond: two,

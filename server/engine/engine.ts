@@ -788,15 +788,23 @@ export class Engine {
     // The rows other runs' stores lock too, in the order shared transactions take them: the
     // workflow's (its logs version), then its hour's count.
     const order = `${child.id} ${hourOf(execution.startedAt)}`;
-    const completion = job && !failure ? this.options.jobs.completion?.(job) : undefined;
-    const stored = completion
-      ? // On PostgreSQL a run that did not fail is one statement: its job marked done, then the run.
-        await store.oneStatementWrite(async (db): Promise<{ stored: boolean; error?: ErrorLogEntry }> => {
-          const { guarded, stored } = await db.logs.insertExecutionAfter(child.id, execution, completion);
-          if (!guarded) throw new JobLost();
-          return { stored };
-        }, order)
-      : await store.sharedTransaction(storeIt, order);
+    const { jobs } = this.options;
+    const stored =
+      job && !failure && jobs.completion
+        ? // On PostgreSQL a run that did not fail is one statement with its job marked done,
+          // shared by the runs stored at the same time.
+          await store.logs
+            .storeRunAfter({
+              workflowId: child.id,
+              entry: execution,
+              jobId: job.id,
+              completion: (ids) => jobs.completion!(ids),
+            })
+            .then(({ guarded, stored }): { stored: boolean; error?: ErrorLogEntry } => {
+              if (!guarded) throw new JobLost();
+              return { stored };
+            })
+        : await store.sharedTransaction(storeIt, order);
     if (stored.error) delivery.kick();
     return stored;
   }

@@ -57,12 +57,12 @@ export interface JobQueue {
    */
   complete(job: Job, tx: StoreTransaction): Promise<boolean>;
   /**
-   * On PostgreSQL, `complete(job, tx)` as one data-modifying statement that returns a row only if
-   * it marked the job done (this instance still held it), for a store that writes the job's run in
-   * the same statement (`LogRepository.insertExecutionAfter`). Absent on SQLite, where a statement
-   * is no round trip.
+   * On PostgreSQL, `complete(job, tx)` of the jobs `ids` as one data-modifying statement that
+   * returns the `id` (a uuid) of each job it marked done (this instance still held it), for a
+   * store that writes the jobs' runs in the same statement (`LogRepository.insertExecutionAfter`,
+   * `insertExecutionsAfter`). Absent on SQLite, where a statement is no round trip.
    */
-  completion?(job: Job): { sql: string; parameters: unknown[] };
+  completion?(ids: string[]): { sql: string; parameters: unknown[] };
   /** An attempt that broke (the database went away): the job is taken again after `delayMs`. */
   fail(job: Job, reason: string, delayMs: number): Promise<void>;
   /** Whether the job `id` is done (by any instance). */

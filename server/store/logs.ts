@@ -4,6 +4,16 @@ import { type ChildRepository, type ChildRow, type RawChild, toChild } from './c
 import { CompiledOnce, type Connection, type Handle, inTransaction, newId } from './connection.js';
 import type { Tables } from './schema.js';
 import { TurnBatch } from './turn-batch.js';
+import { WriteBatch } from './write-batch.js';
+
+/** A run to store after its job is marked done (`LogRepository.storeRunAfter`). */
+export interface RunAfter {
+  workflowId: string;
+  entry: ExecutionLogEntry;
+  jobId: string;
+  /** The job queue's statement marking the jobs `ids` done (`JobQueue.completion`). */
+  completion: (ids: string[]) => { sql: string; parameters: unknown[] };
+}
 
 /** The hour of an ISO 8601 time, `2026-11-23T11`: what the logs page index counts by. */
 export const hourOf = (isoTime: string) => isoTime.slice(0, 13);
@@ -67,10 +77,28 @@ export class LogRepository {
     return new Map(rows.map((row) => [row.id, row]));
   });
 
+  /** The runs stored after their jobs' completion while the statement before them runs (storeRunAfter). */
+  private readonly runsTogether = new WriteBatch<RunAfter, { guarded: boolean; stored: boolean }>(
+    (runs) => this.insertExecutionsAfter(runs, runs[0]!.completion(runs.map((run) => run.jobId))),
+    (run) => this.insertExecutionAfter(run.workflowId, run.entry, run.completion([run.jobId])),
+  );
+
   constructor(
     private readonly connection: Connection,
     private readonly children: ChildRepository,
   ) {}
+
+  /**
+   * On PostgreSQL, a run stored in one statement with its job marked done (`completion`, the job
+   * queue's): outside a transaction, with the runs stored at the same time, one statement for all
+   * (`insertExecutionsAfter`, issue 27 item 9); in one, alone (`insertExecutionAfter`). Answers
+   * whether the job was marked done here and whether the run was stored.
+   */
+  storeRunAfter(run: RunAfter): Promise<{ guarded: boolean; stored: boolean }> {
+    if (this.connection.db.isTransaction)
+      return this.insertExecutionAfter(run.workflowId, run.entry, run.completion([run.jobId]));
+    return this.runsTogether.write(run);
+  }
 
   /** Stores one run; false, storing nothing, when the workflow is no longer there (see insertExecutions). */
   insertExecution(workflowId: string, entry: ExecutionLogEntry): Promise<boolean> {
@@ -163,6 +191,58 @@ export class LogRepository {
       ),
     );
     return rows[0]!;
+  }
+
+  /**
+   * On PostgreSQL, runs as `insertExecutionAfter` stores each, in one statement after `guard`,
+   * which marks their jobs done and returns the `id` (a uuid) of each it marked: a run whose job
+   * it did not return is not stored; of the others, those whose workflow is still there are. The
+   * workflows' rows are locked in the order every shared write takes them (by id, as
+   * `CommitGroup`'s members and a user's deletion do), before their hours' rows (also in order),
+   * so that two batches, or a batch and a group, never wait for each other in a circle. Answers,
+   * in the runs' order, whether each one's job was marked done and whether the run was stored.
+   */
+  async insertExecutionsAfter(
+    runs: Array<{ workflowId: string; entry: ExecutionLogEntry; jobId: string }>,
+    guard: { sql: string; parameters: unknown[] },
+  ): Promise<Array<{ guarded: boolean; stored: boolean }>> {
+    const at = (n: number) => `$${guard.parameters.length + n}`;
+    const { rows } = await this.connection.db.executeQuery<{ guarded: boolean; stored: boolean }>(
+      CompiledQuery.raw(
+        `WITH guard AS (${guard.sql}),
+        input AS (SELECT * FROM unnest(${at(1)}::uuid[], ${at(2)}::text[], ${at(3)}::text[], ${at(4)}::text[],
+          ${at(5)}::text[], ${at(6)}::integer[], ${at(7)}::text[], ${at(8)}::text[]) WITH ORDINALITY
+          AS i (job_id, workflow_id, id, started_at, stopped_at, finished, results, hour, n)),
+        kept AS (SELECT * FROM input WHERE job_id IN (SELECT id FROM guard)),
+        locked AS (SELECT id FROM workflows WHERE id IN (SELECT workflow_id FROM kept)
+          ORDER BY id COLLATE "C" FOR UPDATE),
+        bumped AS (UPDATE workflows SET logs_version = logs_version + runs.count
+          FROM (SELECT workflow_id, count(*) AS count FROM kept GROUP BY workflow_id) runs
+          WHERE workflows.id = runs.workflow_id AND workflows.id IN (SELECT id FROM locked) RETURNING workflows.id),
+        execution AS (INSERT INTO executions (id, workflow_id, started_at, stopped_at, finished, results)
+          SELECT id, workflow_id, started_at, stopped_at, finished, results FROM kept
+          WHERE workflow_id IN (SELECT id FROM bumped)),
+        hour AS (INSERT INTO execution_hours (workflow_id, hour, executions)
+          SELECT workflow_id, hour, count(*) FROM kept WHERE workflow_id IN (SELECT id FROM bumped)
+          GROUP BY workflow_id, hour ORDER BY workflow_id COLLATE "C", hour COLLATE "C"
+          ON CONFLICT (workflow_id, hour) DO UPDATE SET executions = execution_hours.executions + excluded.executions)
+        SELECT job_id IN (SELECT id FROM guard) AS guarded,
+          job_id IN (SELECT id FROM guard) AND workflow_id IN (SELECT id FROM bumped) AS stored
+        FROM input ORDER BY n`,
+        [
+          ...guard.parameters,
+          runs.map((run) => run.jobId),
+          runs.map((run) => run.workflowId),
+          runs.map((run) => run.entry.executionId),
+          runs.map((run) => run.entry.startedAt),
+          runs.map((run) => run.entry.stoppedAt),
+          runs.map((run) => (run.entry.finished ? 1 : 0)),
+          runs.map((run) => JSON.stringify(run.entry.results)),
+          runs.map((run) => hourOf(run.entry.startedAt)),
+        ],
+      ),
+    );
+    return rows;
   }
 
   /** Whether the execution `id` finished; undefined while it is not stored. */

@@ -2,6 +2,7 @@ import type { Logger } from '../log.js';
 import type { Job, JobData, JobQueue } from './jobs.js';
 import { postgresPool } from './postgres.js';
 import type { Store, StoreTransaction } from './store.js';
+import { WriteBatch } from './write-batch.js';
 
 /** The one pg-boss queue the runs go through. */
 const QUEUE = 'forge-runs';
@@ -40,16 +41,40 @@ const addActive = (table: string, withoutFlushWait: boolean) => `
   RETURNING retry_count`;
 
 /**
- * pg-boss's `complete` of one job as it makes it for this service (`completeJobs` in pg-boss 12's
- * dist/plans.js, unfenced, no output: the same columns set to the same values, of an `active` job
- * only), without its count of the jobs it completed: RETURNING the job instead, so that a store
- * can mark the job done and store its run in one statement (`JobQueue.completion`).
+ * `addActive` of several jobs in one statement (`$2` their ids, `$3` their data), answering the
+ * id and retry count of each added (none for a job whose id is there already).
  */
-const completeOne = (table: string) => `
+const addActiveMany = (table: string, withoutFlushWait: boolean) => `
+  INSERT INTO pgboss."${table.replaceAll('"', '""')}" (id, name, data, priority, start_after, created_on,
+    expire_seconds, deletion_seconds, keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy,
+    dead_letter, heartbeat_seconds, state, started_on, heartbeat_on)
+  SELECT j.id, q.name, j.data, 0, pgboss.job_now(), pgboss.job_now(),
+    q.expire_seconds, q.deletion_seconds, pgboss.job_now() + q.retention_seconds * interval '1s', q.retry_limit,
+    q.retry_delay, q.retry_backoff, q.retry_delay_max, q.policy,
+    q.dead_letter, q.heartbeat_seconds, 'active', pgboss.job_now(), pgboss.job_now()
+  FROM pgboss.queue q, unnest($2::uuid[], $3::jsonb[]) WITH ORDINALITY AS j (id, data, n)
+  WHERE q.name = $1${withoutFlushWait ? " AND set_config('synchronous_commit', 'off', true) = 'off'" : ''}
+  ORDER BY j.n
+  ON CONFLICT DO NOTHING
+  RETURNING id::text, retry_count`;
+
+/** A job to add taken, outside a transaction (PgBossJobQueue.addTaken). */
+interface Adding {
+  job: { id: string; data: JobData };
+  db: Store;
+}
+
+/**
+ * pg-boss's `complete` of jobs as it makes it for this service (`completeJobs` in pg-boss 12's
+ * dist/plans.js, unfenced, no output: the same columns set to the same values, of `active` jobs
+ * only), without its count of the jobs it completed: RETURNING each job instead, so that a store
+ * can mark jobs done and store their runs in one statement (`JobQueue.completion`).
+ */
+const completeJobs = (table: string) => `
   UPDATE pgboss."${table.replaceAll('"', '""')}" SET
     completed_on = pgboss.job_now(), state = 'completed', output = NULL, blocked = blocked,
     pending_dependencies = pending_dependencies
-  WHERE name = $1 AND id = $2::uuid AND state = 'active'
+  WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'
   RETURNING id`;
 
 type Boss = import('pg-boss').PgBoss;
@@ -64,7 +89,12 @@ type Boss = import('pg-boss').PgBoss;
 export class PgBossJobQueue implements JobQueue {
   /** `addActive`'s statement, waiting for its flush and not. */
   private readonly addActive: Record<'flushed' | 'unflushed', string>;
-  private readonly completeOne: string;
+  private readonly completeJobs: string;
+  /**
+   * The jobs added taken outside a transaction while the statement before them runs, one
+   * statement for all (issue 27, item 9): waiting for the flush and not.
+   */
+  private readonly adding: Record<'flushed' | 'unflushed', WriteBatch<Adding, number | undefined>>;
 
   private constructor(
     private readonly boss: Boss,
@@ -73,7 +103,24 @@ export class PgBossJobQueue implements JobQueue {
     table: string,
   ) {
     this.addActive = { flushed: addActive(table, false), unflushed: addActive(table, true) };
-    this.completeOne = completeOne(table);
+    this.completeJobs = completeJobs(table);
+    const adding = (withoutFlushWait: boolean) => {
+      const one = this.addActive[withoutFlushWait ? 'unflushed' : 'flushed'];
+      const many = addActiveMany(table, withoutFlushWait);
+      return new WriteBatch<Adding, number | undefined>(
+        async (batch) => {
+          const { rows } = await this.fromKysely(batch[0]!.db.db).executeSql(many, [
+            QUEUE,
+            batch.map(({ job }) => job.id),
+            batch.map(({ job }) => JSON.stringify(job.data)),
+          ]);
+          const added = new Map((rows as Array<{ id: string; retry_count: number }>).map((row) => [row.id, row]));
+          return batch.map(({ job }) => added.get(job.id)?.retry_count);
+        },
+        (adding) => this.addOne(one, adding),
+      );
+    };
+    this.adding = { flushed: adding(false), unflushed: adding(true) };
   }
 
   static async open(url: string, logger: Logger): Promise<PgBossJobQueue> {
@@ -132,20 +179,26 @@ export class PgBossJobQueue implements JobQueue {
    * HEARTBEAT_SECONDS). The engine renews it as every job it runs (`touch`), and if this instance
    * dies pg-boss's monitor fails it by its heartbeat and another instance takes the retry, as for
    * any fetched job. In `db`'s transaction, should it roll back, the job was never there; outside
-   * one, the statement commits alone.
+   * one, the statement commits alone, or with the jobs added at the same time (one statement for
+   * all, `adding`).
    */
   async addTaken(
     job: { id: string; data: JobData },
     db: Store,
     { commitWithoutFlushWait = false }: { commitWithoutFlushWait?: boolean } = {},
   ): Promise<Job> {
-    const { rows } = await this.fromKysely(db.db).executeSql(
-      commitWithoutFlushWait ? this.addActive.unflushed : this.addActive.flushed,
-      [QUEUE, job.id, JSON.stringify(job.data)],
-    );
-    const added = rows[0] as { retry_count: number } | undefined;
-    if (!added) throw new Error(`The job ${job.id} is in the queue already.`);
-    return { id: job.id, data: job.data, attempt: added.retry_count + 1 };
+    const flush = commitWithoutFlushWait ? 'unflushed' : 'flushed';
+    const retries = db.isTransaction()
+      ? await this.addOne(this.addActive[flush], { job, db })
+      : await this.adding[flush].write({ job, db });
+    if (retries === undefined) throw new Error(`The job ${job.id} is in the queue already.`);
+    return { id: job.id, data: job.data, attempt: retries + 1 };
+  }
+
+  /** `addActive`'s `statement` of one job: its retry count, or undefined when its id is there already. */
+  private async addOne(statement: string, { job, db }: Adding): Promise<number | undefined> {
+    const { rows } = await this.fromKysely(db.db).executeSql(statement, [QUEUE, job.id, JSON.stringify(job.data)]);
+    return (rows[0] as { retry_count: number } | undefined)?.retry_count;
   }
 
   async take(limit: number): Promise<Job[]> {
@@ -169,8 +222,8 @@ export class PgBossJobQueue implements JobQueue {
     return (result as { affected?: number }).affected === 1;
   }
 
-  completion(job: Job): { sql: string; parameters: unknown[] } {
-    return { sql: this.completeOne, parameters: [QUEUE, job.id] };
+  completion(ids: string[]): { sql: string; parameters: unknown[] } {
+    return { sql: this.completeJobs, parameters: [QUEUE, ids] };
   }
 
   async fail(job: Job, reason: string): Promise<void> {

@@ -177,13 +177,119 @@ describe('a webhook call is stored, answered, then run', () => {
         await store.transaction(async (tx) => {
           await boss.complete('forge-runs', viaComplete, undefined, { db: fromKysely(tx.db) });
           // The guard a run's store is written after (Logs.insertExecutionAfter), on its own.
-          const guard = queue.completion({ id: viaStore, data, attempt: 1 });
+          const guard = queue.completion([viaStore]);
           const { rows } = await tx.db.executeQuery(CompiledQuery.raw(guard.sql, guard.parameters));
           assert.equal(rows.length, 1);
         });
       });
       assert.equal(stored?.state, 'completed');
       assert.deepEqual(stored, completed);
+    },
+  );
+
+  test(
+    'on PostgreSQL jobs added taken at the same time outside a transaction are one statement, each row as one added alone (issue 27, item 9)',
+    postgresOnly,
+    async () => {
+      const [alone, ...together] = ['alone', 'together 1', 'together 2', 'together 3'].map((name) => jobId(name));
+      const rows = await bossRows([alone!, ...together], async (store, queue) => {
+        await queue.addTaken({ id: alone!, data }, store);
+        // Asked for in one turn, one of them an id that is there already: it alone is refused.
+        const added = await Promise.allSettled(
+          [...together, alone!].map((id) => queue.addTaken({ id, data }, store, { commitWithoutFlushWait: true })),
+        );
+        assert.deepEqual(
+          added.map((a) => (a.status === 'fulfilled' ? a.value : (a.reason as Error).message)),
+          [...together.map((id) => ({ id, data, attempt: 1 })), `The job ${alone} is in the queue already.`],
+        );
+        const { rows: writers } = await sql<{ writer: string }>`
+          SELECT DISTINCT xmin::text AS writer FROM pgboss.job WHERE id IN (${sql.join(together)})`.execute(store.db);
+        assert.equal(writers.length, 1, 'one transaction added them');
+      });
+      // The same columns as the one added alone, but for the instants (each transaction's job_now()).
+      const instants = ['created_on', 'start_after', 'started_on', 'heartbeat_on', 'keep_until'];
+      const without = (row: Record<string, unknown>) =>
+        Object.fromEntries(Object.entries(row).filter(([column]) => !instants.includes(column)));
+      for (const row of rows.slice(1)) {
+        assert.deepEqual(without(row), without(rows[0]!));
+        assert.equal(row.created_on, row.started_on);
+      }
+    },
+  );
+
+  test(
+    'on PostgreSQL runs stored at the same time are one statement: each stored only if its job was still taken and its workflow is there (issue 27, item 9)',
+    postgresOnly,
+    async () => {
+      const ids = ['kept 1', 'kept 2', 'done elsewhere', 'workflow gone', 'kept 3'].map((name) => jobId(name));
+      const rows = await bossRows(ids, async (store, queue) => {
+        const userId = await store.users.create('Ada', 'ada@example.com');
+        const [kept, other, gone] = [
+          await store.children.create(userId, 'parent-1', {}),
+          await store.children.create(userId, 'parent-2', {}),
+          await store.children.create(userId, 'parent-3', {}),
+        ];
+        for (const id of ids) await queue.addTaken({ id, data }, store);
+        // Another instance took and finished this job after this one's lease ran out.
+        await sql`UPDATE pgboss.job SET state = 'completed' WHERE id = ${ids[2]}`.execute(store.db);
+        await sql`DELETE FROM workflows WHERE id = ${gone.id}`.execute(store.db);
+        const workflows = [kept.id, kept.id, kept.id, gone.id, other.id];
+        const runs = ids.map((jobId, i) => ({
+          workflowId: workflows[i]!,
+          jobId,
+          entry: {
+            executionId: `run-${i}`,
+            startedAt: `2026-11-27T0${i < 2 ? 7 : 8}:00:00.000Z`,
+            stoppedAt: '2026-11-27T08:00:01.000Z',
+            finished: i !== 1,
+            results: [
+              {
+                blockId: 'b',
+                startedAt: 's',
+                stoppedAt: 't',
+                data: [[{ json: { n: i, quote: '"{,}\\' }, id: `item-${i}` }]],
+              },
+            ],
+          },
+          completion: (ids: string[]) => queue.completion(ids),
+        }));
+        // Asked for in one turn: one statement, so one transaction wrote every stored run.
+        const answers = await Promise.all(runs.map((run) => store.logs.storeRunAfter(run)));
+        assert.deepEqual(answers, [
+          { guarded: true, stored: true },
+          { guarded: true, stored: true },
+          { guarded: false, stored: false },
+          { guarded: true, stored: false },
+          { guarded: true, stored: true },
+        ]);
+        const { rows: executions } = await sql<{ id: string; writer: string; finished: number; results: string }>`
+          SELECT id, xmin::text AS writer, finished, results FROM executions ORDER BY id`.execute(store.db);
+        assert.deepEqual(
+          executions.map(({ id, finished }) => [id, finished]),
+          [
+            ['run-0', 1],
+            ['run-1', 0],
+            ['run-4', 1],
+          ],
+        );
+        assert.equal(new Set(executions.map((row) => row.writer)).size, 1, 'one transaction wrote them');
+        assert.deepEqual(JSON.parse(executions[2]!.results), runs[4]!.entry.results);
+        const { rows: hours } = await sql<{ workflow_id: string; hour: string; executions: number }>`
+          SELECT workflow_id, hour, executions FROM execution_hours ORDER BY workflow_id, hour`.execute(store.db);
+        assert.deepEqual(
+          hours,
+          [
+            { workflow_id: kept.id, hour: '2026-11-27T07', executions: 2 },
+            { workflow_id: other.id, hour: '2026-11-27T08', executions: 1 },
+          ].sort((a, b) => (a.workflow_id < b.workflow_id ? -1 : 1)),
+        );
+        assert.equal((await store.logs.getChildWithLogsVersion(kept.id))?.logsVersion, 2);
+        assert.equal((await store.logs.getChildWithLogsVersion(other.id))?.logsVersion, 1);
+      });
+      assert.deepEqual(
+        rows.map((row) => row.state),
+        ['completed', 'completed', 'completed', 'completed', 'completed'],
+      );
     },
   );
 
