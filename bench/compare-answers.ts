@@ -90,64 +90,66 @@ try {
   const { token } = await first.hostApi<{ token: string }>('GET', `/user/${userId}/token`);
   const { token: emptyToken } = await first.hostApi<{ token: string }>('GET', `/user/${emptyUserId}/token`);
 
-  if (stack) {
-    await compareStack(services, { userId, childId: childIds[0]!, token });
-    process.exit(process.exitCode ?? 0);
-  }
-  const reads = [
-    '/workflow',
-    `/workflow?integration=${integration}`,
-    '/workflow?integration=no-such-integration',
-    '/workflow?integration=',
-    '/workflow-summary',
-    `/workflow-summary?integration=${integration}`,
-    '/workflow-summary?integration=no-such-integration',
-    `/setup?workflowId=${parent!.workflowId}`,
-    `/setup?workflowId=${second!.workflowId}`,
-    `/setup?integration=${integration}`,
-    '/setup?integration=no-such-integration',
-    '/setup?workflowId=no-such-workflow',
-    '/setup',
-    `/user/${userId}`,
-    ...childIds.flatMap((id) => [`/workflow/${id}`, `/workflow/${id}/logs`, `/workflow/${id}/errors`]),
-    '/workflow-health',
-    '/.well-known/jwks.json',
-  ];
-  const callers: Array<[string, string | undefined, Record<string, string>?]> = [
-    ['user token', token],
-    ["another user's token", emptyToken],
-    ['API key', apiKey],
-    ['a wrong API key', newApiKey()],
-    ['the API key from a browser page', apiKey, { Origin: 'https://host.example.test' }],
-    ['no credential', undefined],
-  ];
-  // The origin a caller reached the service at is in the answers (icon URLs): both builds are
-  // reached under the same two.
-  const hosts = ['forge.example.test', 'localhost:4010'];
-  let compared = 0;
-  const differences: string[] = [];
-  const statuses = new Map<string, number>();
-  // The hosts alternate from one request to the next: an origin kept from the last Host must not
-  // reach the answer to another.
-  for (const path of reads) {
-    for (const [caller, credential, headers] of callers) {
-      // Twice each: the first answer of a kind is made afresh, the second may be one kept.
-      for (let time = 1; time <= 2; time++) {
-        for (const host of hosts) {
-          const [a, b] = await Promise.all(services.map((service) => answer(service, path, host, credential, headers)));
-          compared++;
-          const status = a!.slice(0, 3);
-          statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (a !== b) differences.push(`${caller}, Host ${host}, GET ${path} (time ${time}):\n${a}\n---\n${b}`);
+  // The stack's answers, or the embed reads; either way the services and the cluster are stopped below.
+  if (stack) await compareStack(services, { userId, childId: childIds[0]!, token });
+  else {
+    const reads = [
+      '/workflow',
+      `/workflow?integration=${integration}`,
+      '/workflow?integration=no-such-integration',
+      '/workflow?integration=',
+      '/workflow-summary',
+      `/workflow-summary?integration=${integration}`,
+      '/workflow-summary?integration=no-such-integration',
+      `/setup?workflowId=${parent!.workflowId}`,
+      `/setup?workflowId=${second!.workflowId}`,
+      `/setup?integration=${integration}`,
+      '/setup?integration=no-such-integration',
+      '/setup?workflowId=no-such-workflow',
+      '/setup',
+      `/user/${userId}`,
+      ...childIds.flatMap((id) => [`/workflow/${id}`, `/workflow/${id}/logs`, `/workflow/${id}/errors`]),
+      '/workflow-health',
+      '/.well-known/jwks.json',
+    ];
+    const callers: Array<[string, string | undefined, Record<string, string>?]> = [
+      ['user token', token],
+      ["another user's token", emptyToken],
+      ['API key', apiKey],
+      ['a wrong API key', newApiKey()],
+      ['the API key from a browser page', apiKey, { Origin: 'https://host.example.test' }],
+      ['no credential', undefined],
+    ];
+    // The origin a caller reached the service at is in the answers (icon URLs): both builds are
+    // reached under the same two.
+    const hosts = ['forge.example.test', 'localhost:4010'];
+    let compared = 0;
+    const differences: string[] = [];
+    const statuses = new Map<string, number>();
+    // The hosts alternate from one request to the next: an origin kept from the last Host must not
+    // reach the answer to another.
+    for (const path of reads) {
+      for (const [caller, credential, headers] of callers) {
+        // Twice each: the first answer of a kind is made afresh, the second may be one kept.
+        for (let time = 1; time <= 2; time++) {
+          for (const host of hosts) {
+            const [a, b] = await Promise.all(
+              services.map((service) => answer(service, path, host, credential, headers)),
+            );
+            compared++;
+            const status = a!.slice(0, 3);
+            statuses.set(status, (statuses.get(status) ?? 0) + 1);
+            if (a !== b) differences.push(`${caller}, Host ${host}, GET ${path} (time ${time}):\n${a}\n---\n${b}`);
+          }
         }
       }
     }
+    for (const difference of differences) console.log(`\nDIFFERENT: ${difference}`);
+    console.log(
+      `${compared} answers compared (status, headers but Date, body; ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}): ${differences.length === 0 ? 'all byte-identical' : `${differences.length} different`}.`,
+    );
+    if (differences.length > 0) process.exitCode = 1;
   }
-  for (const difference of differences) console.log(`\nDIFFERENT: ${difference}`);
-  console.log(
-    `${compared} answers compared (status, headers but Date, body; ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}): ${differences.length === 0 ? 'all byte-identical' : `${differences.length} different`}.`,
-  );
-  if (differences.length > 0) process.exitCode = 1;
 } finally {
   await Promise.all(services.map((service) => service.stop()));
   services = [];
