@@ -17,9 +17,15 @@ import { API_PREFIX, newApiKey, type ServiceProcess, spawnService } from './serv
  * alike, status, headers (all but Date) and body. Issue 29 made answers faster without changing
  * one byte of them; this is how that was checked against the build before. Exits with status 1
  * on any difference. `--postgres`: both on a throwaway PostgreSQL cluster instead of a SQLite file.
+ * `--stack`: instead of the embed reads, every path of the OpenAPI document and the probes (and
+ * a 404, a 414, a NUL, a compressed body), each as a GET, a HEAD, a bare OPTIONS and a preflight
+ * for each of its methods, with no, an allowed, a foreign and an empty Origin, and no credential,
+ * the API key, a user token and a bad one: what the plugin stack answers (issue 29's hooks).
  */
 const args = process.argv.slice(2);
 const onPostgres = args.includes('--postgres');
+const stack = args.includes('--stack');
+const ALLOWED_ORIGIN = 'https://app.example.test';
 const other = args.find((arg) => !arg.startsWith('--'));
 if (!other) {
   console.error('Usage: node --import tsx bench/compare-answers.ts [--postgres] <main.js of another build>');
@@ -40,7 +46,8 @@ const integration = parent!.integrations[0]!.name;
 // runs and an error; another user with nothing.
 let services: ServiceProcess[] = [];
 try {
-  const first = await spawnService({ db, apiKey, env, main: resolve(other) });
+  const allowedOrigins = [ALLOWED_ORIGIN];
+  const first = await spawnService({ db, apiKey, env, main: resolve(other), allowedOrigins });
   services.push(first);
   const { userId } = await first.hostApi<{ userId: string }>('POST', '/user', {
     name: 'Ada Lovelace',
@@ -79,57 +86,160 @@ try {
   } finally {
     await store.close();
   }
-  services.push(await spawnService({ db, apiKey, env }));
+  services.push(await spawnService({ db, apiKey, env, allowedOrigins }));
   const { token } = await first.hostApi<{ token: string }>('GET', `/user/${userId}/token`);
   const { token: emptyToken } = await first.hostApi<{ token: string }>('GET', `/user/${emptyUserId}/token`);
 
-  const reads = [
-    '/workflow',
-    `/workflow?integration=${integration}`,
-    '/workflow?integration=no-such-integration',
-    '/workflow?integration=',
-    '/workflow-summary',
-    `/workflow-summary?integration=${integration}`,
-    '/workflow-summary?integration=no-such-integration',
-    `/setup?workflowId=${parent!.workflowId}`,
-    `/setup?workflowId=${second!.workflowId}`,
-    `/setup?integration=${integration}`,
-    '/setup?integration=no-such-integration',
-    '/setup?workflowId=no-such-workflow',
-    '/setup',
-    `/user/${userId}`,
-    ...childIds.flatMap((id) => [`/workflow/${id}`, `/workflow/${id}/logs`, `/workflow/${id}/errors`]),
-    '/workflow-health',
-    '/.well-known/jwks.json',
-  ];
-  const callers: Array<[string, string | undefined, Record<string, string>?]> = [
-    ['user token', token],
-    ["another user's token", emptyToken],
-    ['API key', apiKey],
-    ['a wrong API key', newApiKey()],
-    ['the API key from a browser page', apiKey, { Origin: 'https://host.example.test' }],
-    ['no credential', undefined],
-  ];
-  // The origin a caller reached the service at is in the answers (icon URLs): both builds are
-  // reached under the same two.
-  const hosts = ['forge.example.test', 'localhost:4010'];
+  // The stack's answers, or the embed reads; either way the services and the cluster are stopped below.
+  if (stack) await compareStack(services, { userId, childId: childIds[0]!, token });
+  else {
+    const reads = [
+      '/workflow',
+      `/workflow?integration=${integration}`,
+      '/workflow?integration=no-such-integration',
+      '/workflow?integration=',
+      '/workflow-summary',
+      `/workflow-summary?integration=${integration}`,
+      '/workflow-summary?integration=no-such-integration',
+      `/setup?workflowId=${parent!.workflowId}`,
+      `/setup?workflowId=${second!.workflowId}`,
+      `/setup?integration=${integration}`,
+      '/setup?integration=no-such-integration',
+      '/setup?workflowId=no-such-workflow',
+      '/setup',
+      `/user/${userId}`,
+      ...childIds.flatMap((id) => [`/workflow/${id}`, `/workflow/${id}/logs`, `/workflow/${id}/errors`]),
+      '/workflow-health',
+      '/.well-known/jwks.json',
+    ];
+    const callers: Array<[string, string | undefined, Record<string, string>?]> = [
+      ['user token', token],
+      ["another user's token", emptyToken],
+      ['API key', apiKey],
+      ['a wrong API key', newApiKey()],
+      ['the API key from a browser page', apiKey, { Origin: 'https://host.example.test' }],
+      ['no credential', undefined],
+    ];
+    // The origin a caller reached the service at is in the answers (icon URLs): both builds are
+    // reached under the same two.
+    const hosts = ['forge.example.test', 'localhost:4010'];
+    let compared = 0;
+    const differences: string[] = [];
+    const statuses = new Map<string, number>();
+    // The hosts alternate from one request to the next: an origin kept from the last Host must not
+    // reach the answer to another.
+    for (const path of reads) {
+      for (const [caller, credential, headers] of callers) {
+        // Twice each: the first answer of a kind is made afresh, the second may be one kept.
+        for (let time = 1; time <= 2; time++) {
+          for (const host of hosts) {
+            const [a, b] = await Promise.all(
+              services.map((service) => answer(service, path, host, credential, headers)),
+            );
+            compared++;
+            const status = a!.slice(0, 3);
+            statuses.set(status, (statuses.get(status) ?? 0) + 1);
+            if (a !== b) differences.push(`${caller}, Host ${host}, GET ${path} (time ${time}):\n${a}\n---\n${b}`);
+          }
+        }
+      }
+    }
+    for (const difference of differences) console.log(`\nDIFFERENT: ${difference}`);
+    console.log(
+      `${compared} answers compared (status, headers but Date, body; ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}): ${differences.length === 0 ? 'all byte-identical' : `${differences.length} different`}.`,
+    );
+    if (differences.length > 0) process.exitCode = 1;
+  }
+} finally {
+  await Promise.all(services.map((service) => service.stop()));
+  services = [];
+  cluster?.remove();
+  rmSync(workDir, { recursive: true, force: true });
+}
+
+/** `--stack`: every path and probe, as each method a browser or backend may send without a body. */
+async function compareStack(
+  services: ServiceProcess[],
+  { userId, childId, token }: { userId: string; childId: string; token: string },
+): Promise<void> {
+  const document = (await (await fetch(`${services[0]!.loopbackUrl}${API_PREFIX}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+  };
+  const fill = (path: string) =>
+    path
+      .replace('{userId}', userId)
+      .replace('{workflowId}', childId)
+      .replace(/\{[^}]+\}/g, 'x1');
+  const targets: Array<{ path: string; methods: string[] }> = Object.entries(document.paths).map(([path, item]) => ({
+    path: fill(path),
+    methods: Object.keys(item).map((method) => method.toUpperCase()),
+  }));
+  targets.push(
+    { path: '/healthz', methods: ['GET'] },
+    { path: '/readyz', methods: ['GET'] },
+    { path: `${API_PREFIX}/no-such-endpoint`, methods: ['GET'] },
+    { path: '/no-such-endpoint', methods: ['GET'] },
+    { path: `${API_PREFIX}/workflow?integration=${'x'.repeat(9000)}`, methods: ['GET'] },
+    { path: `${API_PREFIX}/user/%00`, methods: ['GET'] },
+  );
+  const origins = [undefined, ALLOWED_ORIGIN, 'https://elsewhere.example.test', ''];
+  const credentials = [undefined, apiKey, token, 'not-a-credential'];
   let compared = 0;
   const differences: string[] = [];
   const statuses = new Map<string, number>();
-  // The hosts alternate from one request to the next: an origin kept from the last Host must not
-  // reach the answer to another.
-  for (const path of reads) {
-    for (const [caller, credential, headers] of callers) {
-      // Twice each: the first answer of a kind is made afresh, the second may be one kept.
-      for (let time = 1; time <= 2; time++) {
-        for (const host of hosts) {
-          const [a, b] = await Promise.all(services.map((service) => answer(service, path, host, credential, headers)));
-          compared++;
-          const status = a!.slice(0, 3);
-          statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (a !== b) differences.push(`${caller}, Host ${host}, GET ${path} (time ${time}):\n${a}\n---\n${b}`);
-        }
+  const compare = async (
+    label: string,
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: Buffer,
+  ) => {
+    // A token is new at each call (its time and id): its text is left out, its presence kept.
+    const [a, b] = (
+      await Promise.all(
+        services.map((service) => answer(service, path, 'localhost:4010', undefined, headers, method, body)),
+      )
+    ).map((text) => text.replace(/"token":"[^"]+"/, '"token":"…"'));
+    compared++;
+    const status = a!.slice(0, 3);
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    if (a !== b) differences.push(`${label} ${method} ${path.slice(0, 80)}:\n${a}\n---\n${b}`);
+  };
+  for (const { path, methods } of targets) {
+    for (const origin of origins) {
+      const withOrigin: Record<string, string> = origin === undefined ? {} : { Origin: origin };
+      for (const credential of credentials) {
+        const headers = { ...withOrigin, ...(credential ? { Authorization: `Bearer ${credential}` } : {}) };
+        const label = `Origin ${origin ?? '(none)'}, ${credential === undefined ? 'no credential' : credential === apiKey ? 'API key' : credential === token ? 'user token' : 'bad credential'},`;
+        await compare(label, 'GET', path, headers);
+        await compare(label, 'HEAD', path, headers);
       }
+      await compare(`Origin ${origin ?? '(none)'},`, 'OPTIONS', path, withOrigin);
+      for (const method of methods) {
+        await compare(`Origin ${origin ?? '(none)'}, preflight for ${method},`, 'OPTIONS', path, {
+          ...withOrigin,
+          'Access-Control-Request-Method': method,
+          'Access-Control-Request-Headers': 'authorization,content-type',
+        });
+      }
+    }
+  }
+  // A compressed body, refused before it is read (a bad credential first): nothing is written.
+  const gzipped = Buffer.from([0x1f, 0x8b, 0x08, 0x00]);
+  for (const credential of [apiKey, 'not-a-credential']) {
+    for (const origin of [undefined, ALLOWED_ORIGIN]) {
+      await compare(
+        `compressed body, Origin ${origin ?? '(none)'},`,
+        'POST',
+        `${API_PREFIX}/user`,
+        {
+          ...(origin ? { Origin: origin } : {}),
+          Authorization: `Bearer ${credential}`,
+          'Content-Type': 'application/json',
+          'Content-Encoding': 'gzip',
+        },
+        gzipped,
+      );
     }
   }
   for (const difference of differences) console.log(`\nDIFFERENT: ${difference}`);
@@ -137,11 +247,6 @@ try {
     `${compared} answers compared (status, headers but Date, body; ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}): ${differences.length === 0 ? 'all byte-identical' : `${differences.length} different`}.`,
   );
   if (differences.length > 0) process.exitCode = 1;
-} finally {
-  await Promise.all(services.map((service) => service.stop()));
-  services = [];
-  cluster?.remove();
-  rmSync(workDir, { recursive: true, force: true });
 }
 
 /** An answer as text: the status line, every header but Date (in the order sent), the body. */
@@ -150,13 +255,19 @@ function answer(
   path: string,
   host: string,
   credential?: string,
-  headers?: Record<string, string>,
+  headers: Record<string, string> = {},
+  method = 'GET',
+  body?: Buffer,
 ): Promise<string> {
-  const url = new URL(`${service.loopbackUrl}${API_PREFIX}${path}`);
+  // `--stack`'s paths are whole (the probes are outside the API's prefix).
+  const url = new URL(`${service.loopbackUrl}${stack ? '' : API_PREFIX}${path}`);
   return new Promise((done, fail) => {
     const req = request(
       url,
-      { headers: { Host: host, ...(credential ? { Authorization: `Bearer ${credential}` } : {}), ...headers } },
+      {
+        method,
+        headers: { Host: host, ...(credential ? { Authorization: `Bearer ${credential}` } : {}), ...headers },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -172,6 +283,6 @@ function answer(
       },
     );
     req.on('error', fail);
-    req.end();
+    req.end(body);
   });
 }

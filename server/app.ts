@@ -32,9 +32,9 @@ import { serviceLogger } from './log.js';
 import { Metrics } from './metrics.js';
 import { DEMO_CATALOG } from './paths.js';
 import auth from './plugins/auth.js';
-import cors from './plugins/cors.js';
 import openapi from './plugins/openapi.js';
 import problems, { clientErrorHandler, frameworkErrors } from './plugins/problems.js';
+import requestChecks from './plugins/request-checks.js';
 import requestGuards from './plugins/request-guards.js';
 import requestLog, { type LogStream } from './plugins/request-log.js';
 import routeTable, { type RouteEntry } from './plugins/route-table.js';
@@ -327,7 +327,9 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   // `dependencies`), so a wrong order fails at start.
   // First, so that every other hook and the handler run inside the request's span.
   tracing?.traceRequests(app);
+  const closing = { closing: false };
   await app.register(shutdown, {
+    closing,
     store,
     engine,
     delivery,
@@ -364,11 +366,13 @@ export async function buildService(options: ServiceOptions = {}): Promise<Servic
   await app.register(validation);
   await app.register(routeTable);
   await app.register(openapi);
-  await app.register(cors, { allowedOrigins: deps.allowedOrigins });
   await app.register(requestGuards);
-  await app.register(auth, { authKeys, store });
+  await app.register(auth);
+  // CORS, the URL guards, the credential check and the body's encoding, in that order, in one hook.
+  await app.register(requestChecks, { allowedOrigins: deps.allowedOrigins, authKeys, store });
   await app.register(problems, {
     unlogged: options.logStream ? undefined : serviceLogger(process.stderr as LogStream, 'error'),
+    closing,
   });
   if (requestLogOn) await app.register(requestLog, { stream: options.logStream!, observe: observeDuration });
 

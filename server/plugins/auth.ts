@@ -73,23 +73,30 @@ export interface AuthOptions {
   store: Store;
 }
 
-/**
- * The credential check: every route that is not public gets `request.principal` before its
- * handler (and its rate limit) runs, or the request is refused with a 401 or 403.
- */
-async function auth(app: FastifyInstance, options: AuthOptions): Promise<void> {
+/** The request decorations the credential check fills in. */
+async function auth(app: FastifyInstance): Promise<void> {
   app.decorateRequest('principal', null as never);
   app.decorateRequest('tokenUser', undefined);
   app.decorateRequest('tokenUserOwnVersion', undefined);
   app.decorateRequest('routeConfig', undefined);
-  // A callback, not an async function: a public route (a probe, a webhook, an icon) passes
-  // through without a promise made and awaited for it (issue 29).
-  app.addHook('onRequest', function identifyCaller(request, _reply, done) {
+}
+
+/**
+ * The credential check: every route that is not public gets `request.principal` before its
+ * handler (and its rate limit) runs, or the request is refused with a 401 or 403. The request
+ * checks' one `onRequest` hook runs it after CORS and the URL guards (request-checks.ts). It
+ * returns undefined where the caller is known at once (a public route: a probe, a webhook, an
+ * icon; or the API key), the refusal where it is refused at once, and otherwise (a user token)
+ * a promise settled once the principal is set or the request is refused: nothing is made or
+ * awaited that the request does not need (issue 29).
+ */
+export function callerIdentifier(options: AuthOptions): (request: FastifyRequest) => Promise<void> | Error | undefined {
+  return function identifyCaller(request) {
     // A getter that makes an object at each read: read once.
     const { config } = request.routeOptions;
     request.routeConfig = config;
     const access = config.access ?? 'public';
-    if (access === 'public') return done();
+    if (access === 'public') return undefined;
     let identified: ReturnType<AuthKeys['identify']>;
     try {
       identified = options.authKeys.identify(request.headers.authorization);
@@ -97,16 +104,15 @@ async function auth(app: FastifyInstance, options: AuthOptions): Promise<void> {
       // promise made and awaited for it (issue 29).
       if (!(identified instanceof Promise)) {
         request.principal = allowedApiKey(request, access, identified);
-        return done();
+        return undefined;
       }
     } catch (error) {
-      return done(error as Error);
+      return error as Error;
     }
-    allowedUser(options.store, request, access, config.withTokenUser, identified).then((principal) => {
+    return allowedUser(options.store, request, access, config.withTokenUser, identified).then((principal) => {
       request.principal = principal;
-      done();
-    }, done);
-  });
+    });
+  };
 }
 
 /** The API key's principal if a route of `access` takes it from this request; else the 403. */
@@ -168,10 +174,4 @@ function sentByBrowser(request: FastifyRequest): boolean {
   );
 }
 
-// The URL guards answer first (a 414 needs no credential), and CORS before them all, so that a
-// page can read the refusal it gets.
-export default fp(auth, {
-  name: 'forge-auth',
-  fastify: '5.x',
-  dependencies: ['forge-cors', 'forge-request-guards'],
-});
+export default fp(auth, { name: 'forge-auth', fastify: '5.x' });

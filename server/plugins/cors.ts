@@ -1,6 +1,5 @@
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
-import fp from 'fastify-plugin';
 import type { Access } from './route-table.js';
 
 const EMBED: Access[] = ['any', 'user'];
@@ -12,10 +11,18 @@ export interface CorsOptions {
 
 /**
  * CORS: only the embed surface, only for the allowed origins; a preflight elsewhere is a 204
- * with no CORS header, so a browser never learns it may call an API-key operation. Registered
- * before the credential check, so that a refusal (401, 403) reaches the page that may read it.
+ * with no CORS header, so a browser never learns it may call an API-key operation. Run first of
+ * the request checks (request-checks.ts), before the credential check, so that a refusal (401,
+ * 403) reaches the page that may read it.
+ *
+ * Most calls come from backends, with no Origin, and @fastify/cors's whole answer to them is
+ * `Vary: Origin` (the embed surface's answers differ by Origin), made after normalizing the
+ * delegator's options, spreading them again with the route's and reading the route's options
+ * twice (issue 29). The request checks set that header themselves for a request without an
+ * Origin, as the library sets it, and call the hook returned here only for a request with one.
+ * The library's preflight route (`OPTIONS *`) and request decoration are registered on `app`.
  */
-async function embedCors(app: FastifyInstance, { allowedOrigins }: CorsOptions): Promise<void> {
+export function embedCors(app: FastifyInstance, { allowedOrigins }: CorsOptions): onRequestHookHandler {
   // The two answers the delegator gives, made once at start rather than per request (issue 29).
   const allowed = {
     origin: true,
@@ -26,7 +33,7 @@ async function embedCors(app: FastifyInstance, { allowedOrigins }: CorsOptions):
     optionsSuccessStatus: 204,
   };
   const refused = { origin: false };
-  const corsOfRequest = corsHook(app, {
+  return corsHook(app, {
     strictPreflight: false,
     hideOptionsRoute: true,
     delegator: (request, callback) => {
@@ -40,23 +47,12 @@ async function embedCors(app: FastifyInstance, { allowedOrigins }: CorsOptions):
       callback(null, allowedOrigins.includes(origin) && access && EMBED.includes(access) ? allowed : refused);
     },
   });
-  app.addHook('onRequest', function handleCors(request, reply, done) {
-    // Most calls come from backends, with no Origin, and @fastify/cors's whole answer to them is
-    // `Vary: Origin` (the embed surface's answers differ by Origin), made after normalizing the
-    // delegator's options, spreading them again with the route's and reading the route's options
-    // twice (issue 29). The same header, set as the library sets it, without that work.
-    if (!request.headers.origin) {
-      reply.header('Vary', 'Origin');
-      return done();
-    }
-    corsOfRequest.call(this, request, reply, done);
-  });
 }
 
 /**
  * @fastify/cors, registered on `app` (its preflight route `OPTIONS *` and its request decoration)
- * but for its `onRequest` hook, which it hands back instead of adding: the service's own hook calls
- * it for the requests that carry an Origin. The library adds exactly that hook (checked here, so a
+ * but for its `onRequest` hook, which it hands back instead of adding: the request checks call it
+ * for the requests that carry an Origin. The library adds exactly that hook (checked here, so a
  * version that registers differently fails at start, not silently).
  */
 function corsHook(app: FastifyInstance, options: FastifyCorsOptions): onRequestHookHandler {
@@ -76,5 +72,3 @@ function corsHook(app: FastifyInstance, options: FastifyCorsOptions): onRequestH
   if (!hook) throw new Error('@fastify/cors added no onRequest hook.');
   return hook;
 }
-
-export default fp(embedCors, { name: 'forge-cors', fastify: '5.x', dependencies: ['forge-route-table'] });

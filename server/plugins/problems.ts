@@ -5,6 +5,7 @@ import { badRequest, databaseUnavailableProblem, HttpProblem, internalError, not
 import type { Logger } from '../log.js';
 import { databaseUnavailable } from '../store/store.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
+import type { ClosingState } from './shutdown.js';
 
 export interface ProblemsOptions {
   /**
@@ -12,6 +13,8 @@ export interface ProblemsOptions {
    * where the request's logger writes nothing): a JSON line on stderr, so that it is not lost.
    */
   unlogged: Logger | undefined;
+  /** Whether the server is closing (shutdown.ts): then every answer says `Connection: close`. */
+  closing: ClosingState;
 }
 
 /**
@@ -19,7 +22,7 @@ export interface ProblemsOptions {
  * (404) or method (405). JSON answers are never cached. Registered before the routes, which
  * take the error handler and hooks that are in place when they are registered.
  */
-async function problems(app: FastifyInstance, { unlogged }: ProblemsOptions): Promise<void> {
+async function problems(app: FastifyInstance, { unlogged, closing }: ProblemsOptions): Promise<void> {
   app.setErrorHandler((error, request, reply) => {
     let problem = problemOf(error);
     if (!problem && databaseUnavailable(error)) {
@@ -56,8 +59,12 @@ async function problems(app: FastifyInstance, { unlogged }: ProblemsOptions): Pr
     );
   });
 
-  // JSON answers are never cached: they are one user's data or a credential.
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  // The headers every answer gets once its own are set, in one hook (two before issue 29: each
+  // onSend hook is a call through Fastify's runner for every request).
+  app.addHook('onSend', function answerHeaders(_request, reply, payload, done) {
+    // While the server closes, the connection ends with its answer (shutdown.ts).
+    if (closing.closing) reply.header('Connection', 'close');
+    // JSON answers are never cached: they are one user's data or a credential.
     if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
     done(null, payload);
   });

@@ -1,46 +1,44 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { badRequest, HttpProblem, MAX_URL_LENGTH, unsupportedMediaType } from '../http.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 
 /**
- * What a request must be before any route reads it, checked before its credential: a URL of
- * sane length with no NUL, an uncompressed body, and JSON that is UTF-8 and not absurdly deep.
+ * What a request must be before any route reads it: a URL of sane length with no NUL (checked
+ * before its credential, by the request checks: request-checks.ts), an uncompressed body
+ * (checked after its credential, where a preParsing hook checked it before issue 29), and JSON
+ * that is UTF-8 and not absurdly deep (the body parser registered here).
  */
-async function requestGuards(app: FastifyInstance): Promise<void> {
-  // A callback, not an async function: every request passes here, and nearly all pass (issue 29).
-  app.addHook('onRequest', function refuseUnreadableUrls(request, _reply, done) {
-    if (request.url.length > MAX_URL_LENGTH) {
-      return done(
-        new HttpProblem(
-          414,
-          'uri-too-long',
-          'URI too long',
-          `The request URL is longer than ${MAX_URL_LENGTH} characters. Send large values in a JSON body instead.`,
-        ),
-      );
-    }
-    // No id, token or value of the service holds a NUL character, and PostgreSQL cannot even
-    // compare text with one: refused alike on both backends.
-    if (request.url.includes('%00')) {
-      return done(
-        badRequest('The URL holds a NUL character (%00), which no id, token or value of the service contains.'),
-      );
-    }
-    done();
-  });
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    const encoding = request.headers['content-encoding'];
-    if (encoding && encoding.toLowerCase() !== 'identity') {
-      return done(
-        unsupportedMediaType(
-          `The body is sent with Content-Encoding "${encoding}"; the service reads only uncompressed JSON. Send it without a Content-Encoding.`,
-        ),
-      );
-    }
-    done(null, payload);
-  });
+export function unreadableUrl(request: FastifyRequest): HttpProblem | undefined {
+  if (request.url.length > MAX_URL_LENGTH) {
+    return new HttpProblem(
+      414,
+      'uri-too-long',
+      'URI too long',
+      `The request URL is longer than ${MAX_URL_LENGTH} characters. Send large values in a JSON body instead.`,
+    );
+  }
+  // No id, token or value of the service holds a NUL character, and PostgreSQL cannot even
+  // compare text with one: refused alike on both backends.
+  if (request.url.includes('%00')) {
+    return badRequest('The URL holds a NUL character (%00), which no id, token or value of the service contains.');
+  }
+  return undefined;
+}
 
+/** A body sent compressed: the service reads only uncompressed JSON. */
+export function encodedBody(request: FastifyRequest): HttpProblem | undefined {
+  const encoding = request.headers['content-encoding'];
+  if (encoding && encoding.toLowerCase() !== 'identity') {
+    return unsupportedMediaType(
+      `The body is sent with Content-Encoding "${encoding}"; the service reads only uncompressed JSON. Send it without a Content-Encoding.`,
+    );
+  }
+  return undefined;
+}
+
+/** The body parser: JSON (any `+json` type) as UTF-8, refused when it nests absurdly deep. */
+async function requestGuards(app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(/^application\/([\w.-]+\+)?json\s*(;|$)/i, { parseAs: 'buffer' }, (_request, body, done) => {
     try {

@@ -15,6 +15,12 @@ export interface ShutdownOptions {
   options: OptionsReader;
   /** How long runs in progress get to finish (Engine.stop). */
   stopGraceMs?: number;
+  /** Set once the server closes: answers then say `Connection: close` (problems.ts's onSend hook). */
+  closing: ClosingState;
+}
+
+export interface ClosingState {
+  closing: boolean;
 }
 
 /**
@@ -25,19 +31,15 @@ export interface ShutdownOptions {
  */
 async function shutdown(
   app: FastifyInstance,
-  { store, engine, delivery, jobs, options, stopGraceMs }: ShutdownOptions,
+  { store, engine, delivery, jobs, options, stopGraceMs, closing }: ShutdownOptions,
 ): Promise<void> {
   // Node's server.close() closes the connections that are idle when it is called and then waits
   // for the rest; a keep-alive connection whose request was still in flight would stay open for
   // Fastify's keep-alive timeout (72 s) after its answer, holding the shutdown that long. An
-  // answer sent while closing says `Connection: close`, so its connection ends with it.
-  let closing = false;
+  // answer sent while closing says `Connection: close` (set by the answers' one onSend hook,
+  // problems.ts), so its connection ends with it.
   app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('Connection', 'close');
-    done(null, payload);
+    closing.closing = true;
   });
   app.addHook('onClose', () => store.close());
   app.addHook('onClose', () => jobs.close());

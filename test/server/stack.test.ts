@@ -117,13 +117,33 @@ describe('the order of the stack', () => {
     }
   });
 
-  test('every route runs the hooks in that order', () => {
+  test('CORS comes before the URL guards: a page on an allowed origin can read its 414', async () => {
+    const refused = await forge.request('GET', `/workflow?integration=${'x'.repeat(9000)}`, {
+      headers: { Origin: APP_ORIGIN },
+    });
+    assertProblem(refused, 414);
+    assert.equal(refused.headers.get('access-control-allow-origin'), APP_ORIGIN);
+  });
+
+  test('the credential check comes before the body: a refused caller learns nothing of its encoding', async () => {
+    const body = gzipSync(JSON.stringify({ name: 'Ada', email: 'order@example.com' }));
+    const headers = { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' };
+    assertProblem(await forge.request('POST', '/user', { credential: 'not-a-credential', body, headers }), 401);
+    assertProblem(await forge.request('POST', '/user', { credential: forge.apiKey, body, headers }), 415);
+  });
+
+  // The order itself is the code of that one hook (server/plugins/request-checks.ts); the tests
+  // above show it from outside. Here: no route, the not-found handler's included, can skip it.
+  test('every route runs the request checks, in one onRequest hook, and nothing before its body is read', () => {
     const table = forge.service.app.printRoutes({ includeHooks: true, commonPrefix: false });
     const orders = [...table.matchAll(/\(onRequest\) (\[.*\])/g)].map((m) => m[1]);
     assert.ok(orders.length > 20, table);
-    for (const order of orders) {
-      assert.deepEqual(JSON.parse(order!), ['handleCors()', 'refuseUnreadableUrls()', 'identifyCaller()']);
-    }
+    for (const order of orders) assert.deepEqual(JSON.parse(order!), ['checkRequest()']);
+    assert.doesNotMatch(table, /\(preParsing\)/);
+    const routes = [...table.matchAll(/\(onRequest\)/g)].length;
+    // HEAD routes add Fastify's own onSend hook after it.
+    const withAnswerHeaders = [...table.matchAll(/\(onSend\) \["answerHeaders\(\)"/g)].length;
+    assert.equal(withAnswerHeaders, routes, table);
   });
 });
 
