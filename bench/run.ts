@@ -28,10 +28,11 @@ import { atMost, bytes, info, missed, ms, type Row, table, under } from './table
 import {
   benchThroughput,
   FLOOR_READS,
+  FLOOR_ROUNDS,
   floorRatio,
   INSTALLS,
+  READ_TURN_SECONDS,
   THROUGHPUT_CONNECTIONS,
-  THROUGHPUT_SECONDS,
   throughputRows,
 } from './throughput.js';
 
@@ -149,7 +150,7 @@ try {
   step('Instances: webhook runs on PostgreSQL with one service instance, then two on the same database');
   const instances = await benchInstancesOnPostgres(workDir, apiKey);
   step(
-    `Service throughput: the floor (a bare Fastify route), ${FLOOR_READS.length} reads of the service for ${THROUGHPUT_SECONDS} s each, the floor again, ${INSTALLS.toLocaleString('en')} installs; ${THROUGHPUT_CONNECTIONS} connections`,
+    `Service throughput: ${FLOOR_ROUNDS} rounds of the floor (a bare Fastify route) and ${FLOOR_READS.length} reads of the service for ${READ_TURN_SECONDS} s each, the floor after each; ${INSTALLS.toLocaleString('en')} installs; ${THROUGHPUT_CONNECTIONS} connections`,
   );
   const throughput = await benchThroughput(workDir, apiKey);
   step(`Options: ${OPTIONS_READS.toLocaleString('en')} reads of a setting's choices from an app that answers at once`);
