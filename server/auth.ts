@@ -199,16 +199,12 @@ export class AuthKeys {
       .sign(await privateKey);
   }
 
-  /** The principal behind an `Authorization` header; every failure is a 401 that says why. */
-  async authenticate(header: string | undefined): Promise<Principal> {
-    return this.identify(header);
-  }
-
   /**
-   * As `authenticate`, but the API key's principal (and every refusal that needs no signature
-   * check: no or a malformed header, a wrong key, a credential of neither shape) comes at once,
-   * thrown or returned, and only a user token's comes as a promise: a request with the API key
-   * is then identified without a promise made and awaited for it (issue 29).
+   * The principal behind an `Authorization` header; every failure is a 401 that says why. The API
+   * key's principal (and every refusal that needs no signature check: no or a malformed header,
+   * a wrong key, a credential of neither shape) comes at once, thrown or returned, and only a
+   * user token's comes as a promise: a request with the API key is then identified without a
+   * promise made and awaited for it (issue 29).
    */
   identify(header: string | undefined): ApiKeyPrincipal | Promise<Principal> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');

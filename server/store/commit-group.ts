@@ -5,8 +5,6 @@ interface Member {
   work: (tx: Connection<TransactionHandle>) => Promise<unknown>;
   /** Where the member runs in its group: members are run in this order (those without one first). */
   order: string;
-  /** The same work outside any transaction, for work of one statement: what runs when the member is alone. */
-  alone: (() => Promise<unknown>) | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -43,20 +41,16 @@ export class CommitGroup {
     private readonly oneAtATime = false,
   ) {}
 
-  /**
-   * `alone`: for work of one statement, the same work outside any transaction, run instead when
-   * the member has its group to itself: the statement commits alone, without a BEGIN and a COMMIT.
-   */
-  run<T>(work: (tx: Connection<TransactionHandle>) => Promise<T>, order = '', alone?: () => Promise<T>): Promise<T> {
+  run<T>(work: (tx: Connection<TransactionHandle>) => Promise<T>, order = ''): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.pending.length === 0 && !(this.oneAtATime && this.committing)) setImmediate(() => void this.commit());
-      this.pending.push({ work, order, alone, resolve: resolve as (value: unknown) => void, reject });
+      this.pending.push({ work, order, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
-  /** A member in a transaction of its own, or, when it is one statement, in none. */
+  /** A member in a transaction of its own. */
   private runAlone(member: Member): Promise<void> {
-    return (member.alone ? member.alone() : this.transaction(member.work)).then(member.resolve, member.reject);
+    return this.transaction(member.work).then(member.resolve, member.reject);
   }
 
   private async commit(): Promise<void> {

@@ -136,21 +136,14 @@ export class Store<H extends Handle = Handle> {
 
   /**
    * A write of one statement that many requests make at once (a webhook call accepted and taken
-   * at once, a run stored with its job marked done): on SQLite it shares a commit with others, as
-   * `sharedTransaction(work, order)`. On PostgreSQL, without an `order`, it runs outside any
-   * transaction: the statement commits alone, without a BEGIN and a COMMIT (two round trips, and
-   * the server's work for each: issue 27, item 9); with one, it joins the group commit as
-   * `sharedTransaction` does, and when it has its group to itself it runs outside a transaction
-   * too. Inside a transaction, in it. `work` must make exactly one statement.
+   * at once): on SQLite it shares a commit with others, as `sharedTransaction(work)`. On
+   * PostgreSQL it runs outside any transaction: the statement commits alone, without a BEGIN and
+   * a COMMIT (two round trips, and the server's work for each: issue 27, item 9). Inside a
+   * transaction, in it. `work` must make exactly one statement.
    */
-  async oneStatementWrite<T>(work: (db: Store) => Promise<T>, order?: string): Promise<T> {
-    if (this.isTransaction() || this.dialect !== 'postgres') return this.sharedTransaction(work, order);
-    if (order === undefined) return work(this);
-    return this.group().run(
-      (tx) => work(new Store(tx)),
-      order,
-      () => work(this),
-    );
+  async oneStatementWrite<T>(work: (db: Store) => Promise<T>): Promise<T> {
+    if (this.isTransaction() || this.dialect !== 'postgres') return this.sharedTransaction(work);
+    return work(this);
   }
 
   /**
