@@ -17,34 +17,18 @@ const MONITOR_SECONDS = 10;
 const QUEUE_POOL_SIZE = 3;
 
 /**
- * A job added already taken, in one statement: the row pg-boss's `send` adds (`insertJobs` in
+ * Jobs added already taken, in one statement: the rows pg-boss's `send` adds (`insertJobs` in
  * pg-boss 12's dist/plans.js: the queue's settings from `pgboss.queue`, every time `job_now()`)
- * in the state its `fetch` leaves it (`fetchNextJob`: `active`, `started_on` and `heartbeat_on`
+ * in the state its `fetch` leaves them (`fetchNextJob`: `active`, `started_on` and `heartbeat_on`
  * at `job_now()`, no retry yet), where `send` and then a claim of the row were two statements and
  * two versions of the row, each with its entries in the table's indexes (issue 27, item 9).
- * `table` is the queue's own table, as pg-boss's statements name it (its partition of
- * `pgboss.job`, which costs the planner more to go through). `withoutFlushWait`: the statement's
- * own transaction commits without waiting for its WAL flush (`set_config(…, true)` is `SET LOCAL`,
- * and the setting is read at commit).
+ * `$2` their ids, `$3` their data (one job: arrays of one); it answers the id and retry count of
+ * each added (none for a job whose id is there already). `table` is the queue's own table, as
+ * pg-boss's statements name it (its partition of `pgboss.job`, which costs the planner more to go
+ * through). `withoutFlushWait`: the statement's own transaction commits without waiting for its
+ * WAL flush (`set_config(…, true)` is `SET LOCAL`, and the setting is read at commit).
  */
 const addActive = (table: string, withoutFlushWait: boolean) => `
-  INSERT INTO pgboss."${table.replaceAll('"', '""')}" (id, name, data, priority, start_after, created_on,
-    expire_seconds, deletion_seconds, keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy,
-    dead_letter, heartbeat_seconds, state, started_on, heartbeat_on)
-  SELECT $2::uuid, q.name, $3::jsonb, 0, pgboss.job_now(), pgboss.job_now(),
-    q.expire_seconds, q.deletion_seconds, pgboss.job_now() + q.retention_seconds * interval '1s', q.retry_limit,
-    q.retry_delay, q.retry_backoff, q.retry_delay_max, q.policy,
-    q.dead_letter, q.heartbeat_seconds, 'active', pgboss.job_now(), pgboss.job_now()
-  FROM pgboss.queue q
-  WHERE q.name = $1${withoutFlushWait ? " AND set_config('synchronous_commit', 'off', true) = 'off'" : ''}
-  ON CONFLICT DO NOTHING
-  RETURNING retry_count`;
-
-/**
- * `addActive` of several jobs in one statement (`$2` their ids, `$3` their data), answering the
- * id and retry count of each added (none for a job whose id is there already).
- */
-const addActiveMany = (table: string, withoutFlushWait: boolean) => `
   INSERT INTO pgboss."${table.replaceAll('"', '""')}" (id, name, data, priority, start_after, created_on,
     expire_seconds, deletion_seconds, keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy,
     dead_letter, heartbeat_seconds, state, started_on, heartbeat_on)
@@ -104,23 +88,12 @@ export class PgBossJobQueue implements JobQueue {
   ) {
     this.addActive = { flushed: addActive(table, false), unflushed: addActive(table, true) };
     this.completeJobs = completeJobs(table);
-    const adding = (withoutFlushWait: boolean) => {
-      const one = this.addActive[withoutFlushWait ? 'unflushed' : 'flushed'];
-      const many = addActiveMany(table, withoutFlushWait);
-      return new WriteBatch<Adding, number | undefined>(
-        async (batch) => {
-          const { rows } = await this.fromKysely(batch[0]!.db.db).executeSql(many, [
-            QUEUE,
-            batch.map(({ job }) => job.id),
-            batch.map(({ job }) => JSON.stringify(job.data)),
-          ]);
-          const added = new Map((rows as Array<{ id: string; retry_count: number }>).map((row) => [row.id, row]));
-          return batch.map(({ job }) => added.get(job.id)?.retry_count);
-        },
-        (adding) => this.addOne(one, adding),
+    const adding = (flush: 'flushed' | 'unflushed') =>
+      new WriteBatch<Adding, number | undefined>(
+        (batch) => this.addMany(this.addActive[flush], batch),
+        (one) => this.addMany(this.addActive[flush], [one]).then(([retries]) => retries),
       );
-    };
-    this.adding = { flushed: adding(false), unflushed: adding(true) };
+    this.adding = { flushed: adding('flushed'), unflushed: adding('unflushed') };
   }
 
   static async open(url: string, logger: Logger): Promise<PgBossJobQueue> {
@@ -189,16 +162,21 @@ export class PgBossJobQueue implements JobQueue {
   ): Promise<Job> {
     const flush = commitWithoutFlushWait ? 'unflushed' : 'flushed';
     const retries = db.isTransaction()
-      ? await this.addOne(this.addActive[flush], { job, db })
+      ? (await this.addMany(this.addActive[flush], [{ job, db }]))[0]
       : await this.adding[flush].write({ job, db });
     if (retries === undefined) throw new Error(`The job ${job.id} is in the queue already.`);
     return { id: job.id, data: job.data, attempt: retries + 1 };
   }
 
-  /** `addActive`'s `statement` of one job: its retry count, or undefined when its id is there already. */
-  private async addOne(statement: string, { job, db }: Adding): Promise<number | undefined> {
-    const { rows } = await this.fromKysely(db.db).executeSql(statement, [QUEUE, job.id, JSON.stringify(job.data)]);
-    return (rows[0] as { retry_count: number } | undefined)?.retry_count;
+  /** `addActive`'s `statement` of these jobs: the retry count of each, undefined where its id is there already. */
+  private async addMany(statement: string, batch: Adding[]): Promise<Array<number | undefined>> {
+    const { rows } = await this.fromKysely(batch[0]!.db.db).executeSql(statement, [
+      QUEUE,
+      batch.map(({ job }) => job.id),
+      batch.map(({ job }) => JSON.stringify(job.data)),
+    ]);
+    const added = new Map((rows as Array<{ id: string; retry_count: number }>).map((row) => [row.id, row.retry_count]));
+    return batch.map(({ job }) => added.get(job.id));
   }
 
   async take(limit: number): Promise<Job[]> {
