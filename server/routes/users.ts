@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { User } from 'forge-embed/client';
+import type { ChildWorkflowSummary, User } from 'forge-embed/client';
 import { MAX_TOKEN_TTL_SECONDS } from '../auth.js';
 import { normalizeEmail } from '../email.js';
 import { conflict, notFound, rateLimited } from '../http.js';
@@ -14,6 +14,7 @@ import {
   UserWithWorkflowsSchema,
 } from '../schemas.js';
 import { uniqueViolation } from '../store/store.js';
+import { UseOrderedMap } from '../use-order.js';
 import { childSummaryView, parentOf, userView } from '../views.js';
 import { baseOf, type RoutePlugin } from './context.js';
 
@@ -22,6 +23,9 @@ const noUser = (id: string) => notFound(`No user ${id}. User ids come from POST 
 const emailTaken = (email: string) =>
   conflict(`A user with the e-mail ${email} already exists. E-mails are unique; use another or update that user.`);
 
+/** Users whose workflows GET /user/:userId keeps at once; the least recently read go first. */
+const KEPT_USERS = 10_000;
+
 const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => {
   /** Only the API key, or the token of this very user; anyone else's id is simply not there. */
   const visibleUser = async (userId: string, principal: { kind: string; userId?: string }, tokenUser?: User) => {
@@ -29,6 +33,33 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
     const user = tokenUser?._id === userId ? tokenUser : await store.users.get(userId);
     if (!user || (principal.kind === 'user' && principal.userId !== userId)) throw noUser(userId);
     return user;
+  };
+
+  /**
+   * GET /user/:userId's workflows for a user token (issue 29): they are made of the user's
+   * workflows rows and the catalog and of nothing else, so they are kept per user at the version
+   * of those rows (`users.own_version`, which the credential check reads with the token's user),
+   * by origin (the icons' addresses), and that user's next read is one statement, not two. With
+   * the API key, or at another version, they are read.
+   */
+  const kept = new UseOrderedMap<string, { version: number; base: string; workflows: ChildWorkflowSummary[] }>();
+  const workflowsOf = async (userId: string, base: string, version: number | undefined) => {
+    const known = version === undefined ? undefined : kept.get(userId);
+    if (known && known.version === version && known.base === base) return known.workflows;
+    // Read after the version: as new as it or newer.
+    const workflows = (await store.children.list(userId)).map((child) =>
+      childSummaryView(
+        child,
+        parentOf(child, (id) => catalog.get(id)),
+        base,
+      ),
+    );
+    // A read that began at an older version than the one kept may end after it: it is not kept.
+    if (version !== undefined && !(known && known.version > version)) {
+      kept.set(userId, { version, base, workflows });
+      if (kept.size > KEPT_USERS) kept.delete(kept.leastRecentFirst().next().value![0]);
+    }
+    return workflows;
   };
 
   api.post(
@@ -75,7 +106,7 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
   api.get(
     '/user/:userId',
     {
-      config: { access: 'any' },
+      config: { access: 'any', withTokenUser: 'ownVersion' },
       schema: {
         summary: 'Get a user with their child workflows',
         description: 'With a user token, only that user.',
@@ -86,15 +117,7 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
     },
     async (request) => {
       const user = await visibleUser(request.params.userId, request.principal, request.tokenUser);
-      const base = baseOf(request);
-      const workflows = (await store.children.list(user._id)).map((child) =>
-        childSummaryView(
-          child,
-          parentOf(child, (id) => catalog.get(id)),
-          base,
-        ),
-      );
-      return userView(user, workflows);
+      return userView(user, await workflowsOf(user._id, baseOf(request), request.tokenUserOwnVersion));
     },
   );
 

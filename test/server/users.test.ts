@@ -160,6 +160,40 @@ describe('GET /user/:userId', () => {
     assert.deepEqual(withToken.body, withKey.body);
   });
 
+  test("with the user's token, every change shows in the next answer, after one was kept", async () => {
+    const { userId, token } = await forge.newUser('Dorothy Vaughan');
+    /** The token's answer, read twice (the second may be kept), byte for byte the API key's. */
+    const assertCurrent = async (step: string) => {
+      const withKey = await forge.asHost('GET', `/user/${userId}`);
+      for (const read of ['first', 'second']) {
+        const withToken = await forge.asUser(token, 'GET', `/user/${userId}`);
+        assert.equal(withToken.status, 200, withToken.text);
+        assert.equal(withToken.text, withKey.text, `${step}, ${read} read`);
+      }
+      return withKey.body;
+    };
+    assert.deepEqual((await assertCurrent('a new user')).workflows, []);
+    const childId = await forge.install(userId, token, sample.parent);
+    assert.deepEqual(
+      (await assertCurrent('installed')).workflows.map((w: { _id: string }) => w._id),
+      [childId],
+    );
+    for (const action of ['deactivate', 'activate']) {
+      const switched = await forge.asUser(token, 'PUT', `/workflow/${childId}/${action}`);
+      assert.equal(switched.status, 200, switched.text);
+      assert.equal((await assertCurrent(action)).workflows[0].active, action === 'activate');
+    }
+    const disabled = await forge.asHost('PATCH', `/user/${userId}/disableWorkflows`);
+    assert.equal(disabled.status, 200, disabled.text);
+    assert.equal((await assertCurrent('disableWorkflows')).workflows[0].active, false);
+    const renamed = await forge.asHost('PATCH', `/user/${userId}`, { fullName: 'D. Vaughan', email: 'dv@example.com' });
+    assert.equal(renamed.status, 200, renamed.text);
+    assert.equal((await assertCurrent('renamed')).fullName, 'D. Vaughan');
+    const removed = await forge.asUser(token, 'DELETE', `/workflow/${childId}`);
+    assert.ok(removed.status < 300, removed.text);
+    assert.deepEqual((await assertCurrent('removed')).workflows, []);
+  });
+
   test('an unknown id is a 404 that says where ids come from', async () => {
     assertProblem(await forge.asHost('GET', `/user/${unknownId()}`), 404, { detail: /POST \/user/ });
   });
