@@ -289,9 +289,7 @@ export class AuthKeys {
   }
 
   private remember(token: string, claims: VerifiedClaims): void {
-    this.verified.set(token, claims);
-    if (this.verified.size > VERIFIED_TOKENS_KEPT)
-      this.verified.delete(this.verified.leastRecentFirst().next().value![0]);
+    this.verified.setWithin(token, claims, VERIFIED_TOKENS_KEPT);
   }
 
   /**

@@ -35,6 +35,12 @@ export class UseOrderedMap<K, V> {
     this.newest = key;
   }
 
+  /** `set`, then the least recently used entry dropped while more than `max` are kept: a cache bounded by count. */
+  setWithin(key: K, value: V, max: number): void {
+    this.set(key, value);
+    while (this.entries.size > max) this.delete(this.entries.keys().next().value!);
+  }
+
   delete(key: K): void {
     this.entries.delete(key);
     if (key === this.newest) this.newest = undefined;

@@ -56,8 +56,7 @@ const users: RoutePlugin = async (api, { store, catalog, authKeys, limits }) => 
     );
     // A read that began at an older version than the one kept may end after it: it is not kept.
     if (version !== undefined && !(known && known.version > version)) {
-      kept.set(userId, { version, base, workflows });
-      if (kept.size > KEPT_USERS) kept.delete(kept.leastRecentFirst().next().value![0]);
+      kept.setWithin(userId, { version, base, workflows }, KEPT_USERS);
     }
     return workflows;
   };

@@ -55,4 +55,24 @@ describe('UseOrderedMap', () => {
       ['b', 'a'],
     );
   });
+
+  test('setWithin keeps at most its bound, dropping the least recently used first', () => {
+    const map = new UseOrderedMap<string, number>();
+    map.setWithin('a', 1, 2);
+    map.setWithin('b', 2, 2);
+    map.get('a');
+    map.setWithin('c', 3, 2);
+    assert.deepEqual(
+      [...map.leastRecentFirst()],
+      [
+        ['a', 1],
+        ['c', 3],
+      ],
+    );
+    map.setWithin('a', 4, 2);
+    assert.deepEqual(
+      [...map.leastRecentFirst()].map(([key]) => key),
+      ['c', 'a'],
+    );
+  });
 });
