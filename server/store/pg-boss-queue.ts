@@ -91,7 +91,7 @@ export class PgBossJobQueue implements JobQueue {
     const adding = (flush: 'flushed' | 'unflushed') =>
       new WriteBatch<Adding, number | undefined>(
         (batch) => this.addMany(this.addActive[flush], batch),
-        (one) => this.addMany(this.addActive[flush], [one]).then(([retries]) => retries),
+        (one) => this.addOne(this.addActive[flush], one),
       );
     this.adding = { flushed: adding('flushed'), unflushed: adding('unflushed') };
   }
@@ -162,10 +162,16 @@ export class PgBossJobQueue implements JobQueue {
   ): Promise<Job> {
     const flush = commitWithoutFlushWait ? 'unflushed' : 'flushed';
     const retries = db.isTransaction()
-      ? (await this.addMany(this.addActive[flush], [{ job, db }]))[0]
+      ? await this.addOne(this.addActive[flush], { job, db })
       : await this.adding[flush].write({ job, db });
     if (retries === undefined) throw new Error(`The job ${job.id} is in the queue already.`);
     return { id: job.id, data: job.data, attempt: retries + 1 };
+  }
+
+  /** `addActive`'s `statement` of one job: its retry count, or undefined when its id is there already. */
+  private async addOne(statement: string, adding: Adding): Promise<number | undefined> {
+    const [retries] = await this.addMany(statement, [adding]);
+    return retries;
   }
 
   /** `addActive`'s `statement` of these jobs: the retry count of each, undefined where its id is there already. */
