@@ -20,7 +20,7 @@ import {
   WorkflowSummariesSchema,
 } from '../schemas.js';
 import { checkValue, describeProblem, isEmpty } from '../shared/variable-rules.js';
-import { type ChildRow, uniqueViolation } from '../store/store.js';
+import { type ChildOwner, type ChildRow, uniqueViolation } from '../store/store.js';
 import { FieldChecker, isPlainObject } from '../validate.js';
 import { blockValuesView, childView, executionLogBody, parentOf, webhookUrl } from '../views.js';
 import { baseOf, type RoutePlugin } from './context.js';
@@ -107,19 +107,12 @@ const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
   // bench's are 15 KB, so this holds the first pages of a few hundred workflows.
   const pages = new KeptAnswers(32 * 1024 * 1024);
   /**
-   * The child workflow a caller names. Another user's child answers exactly as a missing one,
-   * so a token never learns that someone else's workflow exists.
+   * Throws unless `principal` may use `child`, the child workflow `workflowId` names (undefined:
+   * none). Another user's child answers exactly as a missing one, so a token never learns that
+   * someone else's workflow exists.
    */
-  /** The child a caller names, if it may use it; `alreadyRead` when the route has read it (or found none). */
-  const childFor = async (
-    workflowId: string,
-    principal: Principal,
-    alreadyRead?: { child: ChildRow | undefined },
-  ): Promise<{ child: ChildRow; parent: CatalogWorkflow }> => {
-    const child = alreadyRead ? alreadyRead.child : await store.children.get(workflowId);
-    if (child && (principal.kind === 'apiKey' || child.userId === principal.userId)) {
-      return { child, parent: parentOf(child, (id) => catalog.get(id)) };
-    }
+  const mayUse = (workflowId: string, principal: Principal, child: ChildOwner | undefined): void => {
+    if (child && (principal.kind === 'apiKey' || child.userId === principal.userId)) return;
     if (!child && catalog.get(workflowId)) {
       throw badRequest(
         `${workflowId} is a parent workflow id; this operation needs a child workflow id (the _id of an entry in GET /user/:userId workflows).`,
@@ -129,6 +122,15 @@ const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
     throw notFound(
       `No workflow ${workflowId}. Child workflow ids are the _id of entries in GET /user/:userId workflows.`,
     );
+  };
+  /** The child workflow a caller names, and its parent, if the caller may use it. */
+  const childFor = async (
+    workflowId: string,
+    principal: Principal,
+  ): Promise<{ child: ChildRow; parent: CatalogWorkflow }> => {
+    const child = await store.children.get(workflowId);
+    mayUse(workflowId, principal, child);
+    return { child: child!, parent: parentOf(child!, (id) => catalog.get(id)) };
   };
 
   api.get(
@@ -483,13 +485,13 @@ const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
       // The child and its logs version first: the page is answered only if the caller may read
       // it, and one kept at that version is sent as it is (KeptAnswers).
       const head = await store.logs.getChildWithLogsVersion(workflowId);
-      await childFor(workflowId, request.principal, { child: head?.child });
+      mayUse(workflowId, request.principal, head?.child);
       const key = `${page}:${limit}:${order}`;
       const kept = pages.get(workflowId, head!.logsVersion, key);
       if (kept) return sendJsonText(reply, kept);
       const read = await store.logs.getChildWithExecutions(workflowId, page, limit, order);
       // Removed since: as if it had never been there.
-      if (!read) await childFor(workflowId, request.principal, { child: undefined });
+      if (!read) mayUse(workflowId, request.principal, undefined);
       const body = Buffer.from(executionLogBody(read!.executions));
       pages.keep(workflowId, head!.logsVersion, key, body);
       return sendJsonText(reply, body);

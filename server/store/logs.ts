@@ -67,11 +67,20 @@ export const ERROR_COLUMNS = [
   'version',
 ] as const;
 
+type RawLogsHead = Pick<RawChild, 'id' | 'user_id' | 'logs_version'>;
+
+/** Whose a child workflow is: what a caller's right to read its logs is checked on. */
+export type ChildOwner = Pick<ChildRow, 'id' | 'userId'>;
+
 /** Execution logs (paged by number, see pageStart) and error logs, and the run health read from both. */
 export class LogRepository {
-  private readonly childQuery = new CompiledOnce((db) => db.selectFrom('workflows').selectAll().where('id', '=', ''));
-  private readonly childrenQuery = new CompiledOnce<RawChild>((db) => ({
-    compile: () => sql<RawChild>`select * from workflows where id = any(${''})`.compile(db),
+  // A logs page's check needs the child's owner and its logs version: not its settings (JSON,
+  // parsed for every page while the whole row was read), nor its webhook token, a secret.
+  private readonly headQuery = new CompiledOnce((db) =>
+    db.selectFrom('workflows').select(['id', 'user_id', 'logs_version']).where('id', '=', ''),
+  );
+  private readonly headsQuery = new CompiledOnce<RawLogsHead>((db) => ({
+    compile: () => sql<RawLogsHead>`select id, user_id, logs_version from workflows where id = any(${''})`.compile(db),
   }));
   /**
    * On PostgreSQL the logs requests of one turn read their children and versions in one
@@ -79,8 +88,8 @@ export class LogRepository {
    * connections, ten backends waking on the two cores the service also needs) were most of what
    * a kept page cost beyond SQLite's (issue 29). SQLite's read is a synchronous call already.
    */
-  private readonly childrenInTurn = new TurnBatch<RawChild>(async (ids) => {
-    const rows = await this.childrenQuery.rows(this.connection.db, [ids]);
+  private readonly headsInTurn = new TurnBatch<RawLogsHead>(async (ids) => {
+    const rows = await this.headsQuery.rows(this.connection.db, [ids]);
     return new Map(rows.map((row) => [row.id, row]));
   });
 
@@ -264,16 +273,16 @@ export class LogRepository {
   }
 
   /**
-   * A child workflow and its logs version (how many times runs were stored for it); undefined
-   * when there is no such child. Every logs request reads it.
+   * A child workflow's owner and its logs version (how many times runs were stored for it);
+   * undefined when there is no such child. Every logs request reads it.
    */
-  async getChildWithLogsVersion(id: string): Promise<{ child: ChildRow; logsVersion: number } | undefined> {
+  async getChildWithLogsVersion(id: string): Promise<{ child: ChildOwner; logsVersion: number } | undefined> {
     const { db, dialect } = this.connection;
     const row =
       dialect === 'postgres' && !db.isTransaction
-        ? await this.childrenInTurn.read(id)
-        : (await this.childQuery.rows(db, [id]))[0];
-    return row && { child: toChild(row), logsVersion: Number(row.logs_version) };
+        ? await this.headsInTurn.read(id)
+        : (await this.headQuery.rows(db, [id]))[0];
+    return row && { child: { id: row.id, userId: row.user_id }, logsVersion: Number(row.logs_version) };
   }
 
   /**

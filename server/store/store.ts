@@ -27,7 +27,7 @@ export type { ChildRow } from './children.js';
 export { type Dialect, newId } from './connection.js';
 export { databaseUnavailable, describeDatabase, isPostgresUrl, uniqueViolation } from './database.js';
 export type { PendingDelivery } from './deliveries.js';
-export type { StoredExecution } from './logs.js';
+export type { ChildOwner, StoredExecution } from './logs.js';
 export type { OAuthState, PendingGrant } from './oauth.js';
 export type { SigningKeyRow } from './signing-keys.js';
 
