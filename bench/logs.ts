@@ -191,13 +191,13 @@ async function measureLogs(target: LogsTarget): Promise<LogsResult> {
       rounds.push({ pages: await measureApart(target, 'pages', ROUND_MS), healthz });
     }
   }
-  const medianOf = (results: LoadResult[]): LoadResult => ({
-    p99Ms: round2(median(results.map((r) => r.p99Ms))),
-    rps: Math.round(median(results.map((r) => r.rps))),
-  });
+  // As reported: the windows' figures are not rounded, so that each round's ratio is not either.
+  const rounded = ({ p99Ms, rps }: LoadResult): LoadResult => ({ p99Ms: round2(p99Ms), rps: Math.round(rps) });
+  const medianOf = (results: LoadResult[]): LoadResult =>
+    rounded({ p99Ms: median(results.map((r) => r.p99Ms)), rps: median(results.map((r) => r.rps)) });
   const measured = rounds.map(({ pages, healthz }) => ({
-    pages: medianOf([pages]),
-    healthz: medianOf([healthz]),
+    pages: rounded(pages),
+    healthz: rounded(healthz),
     p99Ratio: round2(pages.p99Ms / healthz.p99Ms),
   }));
   return {
@@ -205,7 +205,7 @@ async function measureLogs(target: LogsTarget): Promise<LogsResult> {
     healthz: medianOf(rounds.map((r) => r.healthz)),
     rounds: measured,
     p99Ratio: round2(median(measured.map((r) => r.p99Ratio))),
-    deepPage: medianOf([await measureApart(target, 'deep', LOAD_MS)]),
+    deepPage: rounded(await measureApart(target, 'deep', LOAD_MS)),
   };
 }
 
