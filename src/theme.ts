@@ -80,8 +80,9 @@ export const themeStyles = css`
     border-color: color-mix(in srgb, var(--_accent) 40%, var(--_surface));
     color: var(--_accent);
   }
+  /* 15%, not more: the accent text keeps 4.5:1 on it in both themes (4.71 dark, 5.00 light; 18% gave 4.43 dark). */
   .button.tonal:hover {
-    background: color-mix(in srgb, var(--_accent) 18%, var(--_surface));
+    background: color-mix(in srgb, var(--_accent) 15%, var(--_surface));
   }
   /* Busy buttons stay focusable (so focus is not lost); a press is ignored. */
   .button[aria-disabled='true'] {

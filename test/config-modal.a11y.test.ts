@@ -1,5 +1,5 @@
 import { expect, fixture, html, oneEvent } from '@open-wc/testing';
-import { sendKeys } from '@web/test-runner-commands';
+import { resetMouse, sendKeys, sendMouse } from '@web/test-runner-commands';
 import type { ForgeConfigModal } from '../src/config-modal/config-modal.js';
 import {
   button,
@@ -63,6 +63,21 @@ describe('<forge-config-modal> accessibility', () => {
     await new Harness(el).until(() => shadow(el).querySelector('input[aria-invalid="true"]'), 'an invalid field');
     await untilPart(el, 'message');
     await expectAccessible(el);
+  });
+
+  it('has no axe violations with the pointer on a Connect button (its hover colours, in both themes)', async () => {
+    const userId = await createUser();
+    const el = await modalFixture({ userId, workflowId: STRIPE_TO_SLACK });
+    await el.show();
+    const connect = await untilButton(el, 'Connect');
+    const box = connect.getBoundingClientRect();
+    await sendMouse({ type: 'move', position: [Math.round(box.x + box.width / 2), Math.round(box.y + box.height / 2)] });
+    try {
+      expect(connect.matches(':hover'), 'the pointer is on the button').to.equal(true);
+      await expectAccessible(el);
+    } finally {
+      await resetMouse();
+    }
   });
 
   it('has no axe violations on the choose step of the integration view', async () => {
