@@ -71,7 +71,10 @@ describe('<forge-config-modal> accessibility', () => {
     await el.show();
     const connect = await untilButton(el, 'Connect');
     const box = connect.getBoundingClientRect();
-    await sendMouse({ type: 'move', position: [Math.round(box.x + box.width / 2), Math.round(box.y + box.height / 2)] });
+    await sendMouse({
+      type: 'move',
+      position: [Math.round(box.x + box.width / 2), Math.round(box.y + box.height / 2)],
+    });
     try {
       expect(connect.matches(':hover'), 'the pointer is on the button').to.equal(true);
       await expectAccessible(el);
