@@ -111,7 +111,11 @@ const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
    * none). Another user's child answers exactly as a missing one, so a token never learns that
    * someone else's workflow exists.
    */
-  const mayUse = (workflowId: string, principal: Principal, child: ChildOwner | undefined): void => {
+  function mayUse(
+    workflowId: string,
+    principal: Principal,
+    child: ChildOwner | undefined,
+  ): asserts child is ChildOwner {
     if (child && (principal.kind === 'apiKey' || child.userId === principal.userId)) return;
     if (!child && catalog.get(workflowId)) {
       throw badRequest(
@@ -122,7 +126,7 @@ const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
     throw notFound(
       `No workflow ${workflowId}. Child workflow ids are the _id of entries in GET /user/:userId workflows.`,
     );
-  };
+  }
   /** The child workflow a caller names, and its parent, if the caller may use it. */
   const childFor = async (
     workflowId: string,
@@ -130,7 +134,7 @@ const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
   ): Promise<{ child: ChildRow; parent: CatalogWorkflow }> => {
     const child = await store.children.get(workflowId);
     mayUse(workflowId, principal, child);
-    return { child: child!, parent: parentOf(child!, (id) => catalog.get(id)) };
+    return { child, parent: parentOf(child, (id) => catalog.get(id)) };
   };
 
   api.get(
