@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { databaseUnavailable } from '../store/store.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
 import type { ClosingState } from './shutdown.js';
+import { writeAtTurnEnd } from './turn-end-writes.js';
 
 export interface ProblemsOptions {
   /**
@@ -59,14 +60,15 @@ async function problems(app: FastifyInstance, { unlogged, closing }: ProblemsOpt
     );
   });
 
-  // The headers every answer gets once its own are set, in one hook (two before issue 29: each
-  // onSend hook is a call through Fastify's runner for every request).
+  // The headers every answer gets once its own are set, and its write at the end of the turn, in
+  // one hook (each onSend hook is a call through Fastify's runner for every request, issue 29).
   app.addHook('onSend', function answerHeaders(_request, reply, payload, done) {
     // While the server closes, the connection ends with its answer (shutdown.ts).
     if (closing.closing) reply.header('Connection', 'close');
     // JSON answers are never cached: they are one user's data or a credential.
     if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
-    done(null, payload);
+    // Written with the turn's other answers (turn-end-writes.ts).
+    writeAtTurnEnd(reply, done, payload);
   });
 }
 

@@ -1,0 +1,43 @@
+import type { FastifyReply } from 'fastify';
+
+/** An onSend hook's `done`: hands the payload on to Fastify, which writes the answer. */
+type Done = (error: null, payload: unknown) => void;
+
+/** Replies, their `done` and payload, in threes, in the order they were answered. */
+let waiting: unknown[] = [];
+let armed = false;
+
+/**
+ * Hands an answer to Fastify at the end of this turn of the event loop (`setImmediate`, after the
+ * sockets that were ready this turn are read), with every other answer made in the turn, in order.
+ *
+ * Why: on one machine (the load generator of `npm run bench`, a proxy beside the service) the
+ * kernel wakes the reader of each answer written while it sleeps, in the writer's own time: a
+ * fifth to a third of the CPU of a user-token read was that wake-up, paid again for each answer
+ * that came out while the reader had gone back to sleep. Written together, the answers of a turn
+ * find it awake after the first (issue 29; docs/design-notes.md). An answer waits at most for the
+ * requests that arrived with it; alone, for the rest of its turn. Its bytes do not change.
+ */
+export function writeAtTurnEnd(reply: FastifyReply, done: Done, payload: unknown): void {
+  waiting.push(reply, done, payload);
+  if (armed) return;
+  armed = true;
+  setImmediate(writeWaiting);
+}
+
+function writeWaiting(): void {
+  armed = false;
+  const answers = waiting;
+  waiting = [];
+  for (let i = 0; i < answers.length; i += 3) {
+    const reply = answers[i] as FastifyReply;
+    try {
+      (answers[i + 1] as Done)(null, answers[i + 2]);
+    } catch (error) {
+      // Fastify's write threw (it does not, short of a bug): that answer is lost, never the
+      // others, and its client sees the connection end rather than wait.
+      reply.log.error({ err: error }, 'answer could not be written');
+      reply.raw.destroy();
+    }
+  }
+}
