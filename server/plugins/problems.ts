@@ -4,9 +4,9 @@ import { badRequest, databaseUnavailableProblem, HttpProblem, internalError, not
 
 import type { Logger } from '../log.js';
 import { databaseUnavailable } from '../store/store.js';
+import { writeAtTurnEnd } from '../turn-end.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
 import type { ClosingState } from './shutdown.js';
-import { writeAtTurnEnd } from './turn-end-writes.js';
 
 export interface ProblemsOptions {
   /**
@@ -67,7 +67,7 @@ async function problems(app: FastifyInstance, { unlogged, closing }: ProblemsOpt
     if (closing.closing) reply.header('Connection', 'close');
     // JSON answers are never cached: they are one user's data or a credential.
     if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
-    // Written with the turn's other answers (turn-end-writes.ts).
+    // Written with the turn's other answers (server/turn-end.ts).
     writeAtTurnEnd(reply, done, payload);
   });
 }

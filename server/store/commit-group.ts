@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { atTurnEnd } from '../turn-end.js';
 import type { Connection, TransactionHandle } from './connection.js';
 
 interface Member {
@@ -43,7 +44,7 @@ export class CommitGroup {
 
   run<T>(work: (tx: Connection<TransactionHandle>) => Promise<T>, order = ''): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.pending.length === 0 && !(this.oneAtATime && this.committing)) setImmediate(() => void this.commit());
+      if (this.pending.length === 0 && !(this.oneAtATime && this.committing)) atTurnEnd(() => void this.commit());
       this.pending.push({ work, order, resolve: resolve as (value: unknown) => void, reject });
     });
   }
@@ -61,7 +62,7 @@ export class CommitGroup {
       await this.commitTogether(members);
     } finally {
       this.committing = false;
-      if (this.oneAtATime && this.pending.length > 0) setImmediate(() => void this.commit());
+      if (this.oneAtATime && this.pending.length > 0) atTurnEnd(() => void this.commit());
     }
   }
 

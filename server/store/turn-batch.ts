@@ -1,3 +1,5 @@
+import { atTurnEnd } from '../turn-end.js';
+
 interface Waiting<Row> {
   resolve: (row: Row | undefined) => void;
   reject: (error: unknown) => void;
@@ -22,7 +24,7 @@ export class TurnBatch<Row> {
     if (!pending) {
       pending = new Map();
       this.pending = pending;
-      setImmediate(() => this.flush(pending!));
+      atTurnEnd(() => this.flush(pending!));
     }
     const turn = pending;
     return new Promise((resolve, reject) => {

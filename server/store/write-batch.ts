@@ -1,3 +1,5 @@
+import { atTurnEnd } from '../turn-end.js';
+
 interface Waiting<Item, Result> {
   item: Item;
   resolve: (result: Result) => void;
@@ -39,7 +41,7 @@ export class WriteBatch<Item, Result> {
   private startSoon(): void {
     if (this.starting || this.writing >= this.inFlight || this.pending.length === 0) return;
     this.starting = true;
-    setImmediate(() => {
+    atTurnEnd(() => {
       this.starting = false;
       void this.flush();
     });

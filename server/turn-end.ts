@@ -1,15 +1,35 @@
 import type { FastifyReply } from 'fastify';
 
+/**
+ * The end of a turn of the event loop: what the service does once the sockets that were ready
+ * in the turn have been read (`setImmediate` runs after the poll phase). The store's batches
+ * start there (turn-batch.ts, write-batch.ts, commit-group.ts), and the turn's answers are
+ * written there, after them, with the answers their work makes.
+ */
+
 /** An onSend hook's `done`: hands the payload on to Fastify, which writes the answer. */
 type Done = (error: null, payload: unknown) => void;
 
 /** Replies, their `done` and payload, in threes, in the order they were answered. */
 let waiting: unknown[] = [];
-let armed = false;
+let answers: NodeJS.Immediate | undefined;
 
 /**
- * Hands an answer to Fastify at the end of this turn of the event loop (`setImmediate`, after the
- * sockets that were ready this turn are read), with every other answer made in the turn, in order.
+ * Runs `work` at the end of this turn, before the answers waiting to be written: those its work
+ * makes (a read or a commit on SQLite settles in the microtasks right after it) go out with them
+ * instead of a turn later.
+ */
+export function atTurnEnd(work: () => void): void {
+  setImmediate(work);
+  if (answers) {
+    clearImmediate(answers);
+    answers = setImmediate(writeWaiting);
+  }
+}
+
+/**
+ * Hands an answer to Fastify at the end of this turn, with every other answer made in the turn,
+ * in order.
  *
  * Why: on one machine (the load generator of `npm run bench`, a proxy beside the service) the
  * kernel wakes the reader of each answer written while it sleeps, in the writer's own time: a
@@ -20,19 +40,17 @@ let armed = false;
  */
 export function writeAtTurnEnd(reply: FastifyReply, done: Done, payload: unknown): void {
   waiting.push(reply, done, payload);
-  if (armed) return;
-  armed = true;
-  setImmediate(writeWaiting);
+  answers ??= setImmediate(writeWaiting);
 }
 
 function writeWaiting(): void {
-  armed = false;
-  const answers = waiting;
+  answers = undefined;
+  const written = waiting;
   waiting = [];
-  for (let i = 0; i < answers.length; i += 3) {
-    const reply = answers[i] as FastifyReply;
+  for (let i = 0; i < written.length; i += 3) {
+    const reply = written[i] as FastifyReply;
     try {
-      (answers[i + 1] as Done)(null, answers[i + 2]);
+      (written[i + 1] as Done)(null, written[i + 2]);
     } catch (error) {
       // Fastify's write threw (it does not, short of a bug): that answer is lost, never the
       // others, and its client sees the connection end rather than wait.
