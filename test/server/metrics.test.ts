@@ -160,9 +160,9 @@ describe('queues and the database pool', () => {
 
   test('connections in use, and queries waiting while a transaction holds them', async () => {
     const h = await startHarness();
+    let release = () => {};
     try {
       const pool = h.service.store.poolUse!;
-      let release = () => {};
       let entered = () => {};
       const inside = new Promise<void>((resolve) => (entered = resolve));
       const transaction = h.service.store.transaction(async (tx) => {
@@ -171,7 +171,9 @@ describe('queues and the database pool', () => {
         await new Promise<void>((resolve) => (release = resolve));
       });
       await inside;
-      assert.equal(pool.inUse, 1);
+      // The transaction's connection; a query of the service's own start (the outbox's first
+      // look, on PostgreSQL) may still hold another for a moment on a busy machine.
+      await until(() => pool.inUse === 1, `in use: ${pool.inUse}`);
       const waiting = h.service.store.ping();
       // SQLite has one connection, which the transaction holds; PostgreSQL's pool has more.
       if (BACKEND === 'sqlite') await until(() => pool.waiting >= 1, `waiting: ${pool.waiting}`);
@@ -179,6 +181,8 @@ describe('queues and the database pool', () => {
       await Promise.all([transaction, waiting]);
       assert.deepEqual([pool.inUse, pool.waiting], [0, 0]);
     } finally {
+      // A failed assertion must not leave the transaction open: closing the pool waits for it.
+      release();
       await h.close();
     }
   });
