@@ -50,7 +50,13 @@ const services: Array<{ variant: string; service: Measured }> = [];
 try {
   // One at a time, inside the try: a process that fails to start stops those started before it.
   for (const variant of variants) {
-    const nodeOptions = ['--perf-basic-prof-only-functions', '--interpreted-frames-native-stack'];
+    const nodeOptions = [
+      '--perf-basic-prof-only-functions',
+      '--interpreted-frames-native-stack',
+      // V8 also writes a log of its own with the perf map; in the work folder, not the current one.
+      '--no-logfile-per-isolate',
+      `--logfile=${join(workDir, `${variant}-v8.log`)}`,
+    ];
     if (variant === 'floor') {
       services.push({ variant, service: await spawnFloor(nodeOptions) });
       continue;
