@@ -12,7 +12,8 @@ type Done = (error: null, payload: unknown) => void;
 
 /** Replies, their `done` and payload, in threes, in the order they were answered. */
 let waiting: unknown[] = [];
-let answers: NodeJS.Immediate | undefined;
+/** The turn's write of the waiting answers, armed by the first of them. */
+let waitingWrite: NodeJS.Immediate | undefined;
 
 /**
  * Runs `work` at the end of this turn, before the answers waiting to be written: those its work
@@ -21,9 +22,9 @@ let answers: NodeJS.Immediate | undefined;
  */
 export function atTurnEnd(work: () => void): void {
   setImmediate(work);
-  if (answers) {
-    clearImmediate(answers);
-    answers = setImmediate(writeWaiting);
+  if (waitingWrite) {
+    clearImmediate(waitingWrite);
+    waitingWrite = setImmediate(writeWaiting);
   }
 }
 
@@ -40,11 +41,11 @@ export function atTurnEnd(work: () => void): void {
  */
 export function writeAtTurnEnd(reply: FastifyReply, done: Done, payload: unknown): void {
   waiting.push(reply, done, payload);
-  answers ??= setImmediate(writeWaiting);
+  waitingWrite ??= setImmediate(writeWaiting);
 }
 
 function writeWaiting(): void {
-  answers = undefined;
+  waitingWrite = undefined;
   const written = waiting;
   waiting = [];
   for (let i = 0; i < written.length; i += 3) {
