@@ -80,12 +80,20 @@ function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
     .send(problem.toJSON());
 }
 
-/** A path that does not decode (`%E0%A4%A`) never reaches a route; it still gets a problem document. */
+/**
+ * A path that does not decode (`%E0%A4%A`), or a request target that is neither a path nor an
+ * absolute URL (`*forge/2021-12/workflow`), never reaches a route; it still gets a problem document.
+ */
 export const frameworkErrors: FastifyServerOptions['frameworkErrors'] = (error, request, reply) => {
+  const path = request.url.split('?')[0];
   const problem =
-    error.code === 'FST_ERR_BAD_URL'
-      ? badRequest(`The path ${request.url.split('?')[0]} is not correctly URL-encoded.`)
-      : (problemOf(error) ?? internalError());
+    error.code !== 'FST_ERR_BAD_URL'
+      ? (problemOf(error) ?? internalError())
+      : path.startsWith('/')
+        ? badRequest(`The path ${path} is not correctly URL-encoded.`)
+        : badRequest(
+            `The request target ${path} does not begin with /. Send the path, for example GET ${API_PREFIX}/workflow.`,
+          );
   sendProblem(reply as FastifyReply, problem);
 };
 

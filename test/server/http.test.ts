@@ -65,6 +65,19 @@ describe('unknown paths and methods', () => {
     assert.equal(answer.status, 400);
     assert.match(JSON.parse(answer.text).detail, /URL-encoded/);
   });
+
+  // find-my-way before 9.10.2 skipped a target's first character as if it were the slash, so
+  // `*forge/2021-12/workflow` was answered as the workflow list: past a proxy that allows or
+  // refuses requests by their path, a request it never matched.
+  test('a request target that does not begin with / is a 400, not the route it ends like', async () => {
+    for (const target of [`*${API.slice(1)}/workflow`, `*${API.slice(1)}/user/x`, '*healthz']) {
+      const answer = await rawRequest(forge.url, 'GET', target, {
+        headers: { Authorization: `Bearer ${forge.apiKey}` },
+      });
+      assert.equal(answer.status, 400, target);
+      assert.match(JSON.parse(answer.text).detail, /does not begin with \//, target);
+    }
+  });
 });
 
 describe('request bodies', () => {
