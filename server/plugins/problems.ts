@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { databaseUnavailable } from '../store/store.js';
 import { writeAtTurnEnd } from '../turn-end.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
+import { requestPath } from './request-guards.js';
 import type { ClosingState } from './shutdown.js';
 
 export interface ProblemsOptions {
@@ -40,7 +41,7 @@ async function problems(app: FastifyInstance, { unlogged, closing }: ProblemsOpt
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const { pathname } = new URL(request.url, 'http://service');
+    const pathname = requestPath(request.url);
     if (request.method === 'OPTIONS') return reply.code(204).send();
     const allowed = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => app.routeTable.accessOf(m, request.url));
     if (allowed.length > 0) {
@@ -85,7 +86,7 @@ function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
  * absolute URL (`*forge/2021-12/workflow`), never reaches a route; it still gets a problem document.
  */
 export const frameworkErrors: FastifyServerOptions['frameworkErrors'] = (error, request, reply) => {
-  const path = request.url.split('?')[0];
+  const path = requestPath(request.url);
   const problem =
     error.code !== 'FST_ERR_BAD_URL'
       ? (problemOf(error) ?? internalError())

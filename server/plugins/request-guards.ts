@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { badRequest, HttpProblem, MAX_URL_LENGTH, unsupportedMediaType } from '../http.js';
+import { badRequest, HttpProblem, MAX_URL_LENGTH, notFound, unsupportedMediaType } from '../http.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 
 /**
- * What a request must be before any route reads it: a URL of sane length with no NUL (checked
- * before its credential, by the request checks: request-checks.ts), an uncompressed body
- * (checked after its credential, where a preParsing hook checked it before issue 29), and JSON
- * that is UTF-8 and not absurdly deep (the body parser registered here).
+ * What a request must be before any route reads it: a URL of sane length with no NUL and no
+ * empty path segment (checked before its credential, by the request checks: request-checks.ts),
+ * an uncompressed body (checked after its credential, where a preParsing hook checked it before
+ * issue 29), and JSON that is UTF-8 and not absurdly deep (the body parser registered here).
  */
 export function unreadableUrl(request: FastifyRequest): HttpProblem | undefined {
   if (request.url.length > MAX_URL_LENGTH) {
@@ -23,7 +23,45 @@ export function unreadableUrl(request: FastifyRequest): HttpProblem | undefined 
   if (request.url.includes('%00')) {
     return badRequest('The URL holds a NUL character (%00), which no id, token or value of the service contains.');
   }
+  // `/workflow/` would reach `/workflow/:workflowId` with an empty id and be told "No workflow ."
+  if (hasEmptySegment(request.url)) {
+    const path = requestPath(request.url);
+    const meant = path.replace(/\/{2,}/g, '/').replace(/(.)\/$/, '$1');
+    return notFound(
+      `No endpoint ${request.method} ${path}: no path of the service has an empty segment (two slashes together, or one at the end). Did you mean ${request.method} ${meant}?`,
+    );
+  }
   return undefined;
+}
+
+/** The URL's path as the client sent it: origin-form up to its query, the path of an absolute URL, or the target itself (`*`). */
+export function requestPath(url: string): string {
+  if (url.charCodeAt(0) === SLASH) return url.slice(0, pathEnd(url));
+  // Absolute-form (`http://host/path`), which the router reads by its path; no WHATWG parse,
+  // which would resolve `..` segments the router does not.
+  const scheme = url.indexOf('://');
+  if (scheme === -1) return url;
+  const start = url.indexOf('/', scheme + 3);
+  return start === -1 ? '/' : requestPath(url.slice(start));
+}
+
+const SLASH = 47;
+
+/** Where an origin-form URL's path ends: at its query or fragment, or at its end. */
+function pathEnd(url: string): number {
+  const query = url.indexOf('?');
+  const fragment = url.indexOf('#');
+  if (query === -1) return fragment === -1 ? url.length : fragment;
+  return fragment === -1 || query < fragment ? query : fragment;
+}
+
+/** `//` in the path, or a `/` ending it (but `/` alone): checked on every request, so without a regular expression or a copy. */
+function hasEmptySegment(url: string): boolean {
+  if (url.charCodeAt(0) !== SLASH) return false;
+  const end = pathEnd(url);
+  if (end > 1 && url.charCodeAt(end - 1) === SLASH) return true;
+  const double = url.indexOf('//');
+  return double !== -1 && double < end;
 }
 
 /** A body sent compressed: the service reads only uncompressed JSON. */

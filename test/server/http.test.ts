@@ -78,6 +78,41 @@ describe('unknown paths and methods', () => {
       assert.match(JSON.parse(answer.text).detail, /does not begin with \//, target);
     }
   });
+
+  // `/workflow/` reached `/workflow/:workflowId` with an empty id and was told "No workflow .",
+  // and `PUT /workflow/` got a 405 for the methods of that route.
+  test('a path with an empty segment is a 404 that names the path meant, with or without a credential', async () => {
+    for (const [method, path, meant] of [
+      ['GET', `${API}/workflow/`, `${API}/workflow`],
+      ['PUT', `${API}/workflow/`, `${API}/workflow`],
+      ['GET', `${API}/user//token?x=1`, `${API}/user/token`],
+      ['GET', `/${API}/workflow`, `${API}/workflow`],
+      ['GET', '/healthz/', '/healthz'],
+    ] as const) {
+      for (const headers of [{ Authorization: `Bearer ${forge.apiKey}` }, {}] as Array<Record<string, string>>) {
+        const answer = await rawRequest(forge.url, method, path, { headers });
+        assert.equal(answer.status, 404, `${method} ${path}`);
+        assert.ok(JSON.parse(answer.text).detail.includes(`Did you mean ${method} ${meant}?`), answer.text);
+      }
+    }
+    // Slashes in the query are not the path's.
+    const listed = await rawRequest(forge.url, 'GET', `${API}/workflow?next=https://example.com/a//b/`, {
+      headers: { Authorization: `Bearer ${forge.apiKey}` },
+    });
+    assert.equal(listed.status, 200);
+  });
+
+  // The path was read as a URL, which took `//forge/…` for a host and resolved `..`, so the
+  // detail named `/2021-12/workflow` or the very path that exists.
+  test('a 404 names the path as it was sent', async () => {
+    const path = `${API}/../2021-12/workflow`;
+    const answer = await rawRequest(forge.url, 'GET', path, { headers: { Authorization: `Bearer ${forge.apiKey}` } });
+    assert.equal(answer.status, 404);
+    assert.equal(
+      JSON.parse(answer.text).detail,
+      `No endpoint GET ${path}. See the API section of the README for the endpoints.`,
+    );
+  });
 });
 
 describe('request bodies', () => {
