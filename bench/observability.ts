@@ -16,8 +16,8 @@ import { THROUGHPUT_CONNECTIONS, type Throughput, timedRead } from './throughput
  * both alike. The cost is 1 − (median with) / (median without), in requests per second.
  *
  * Nine rounds: with five, three runs of one evening gave 4.5%, 10.6% and 1.6%, so the 5% budget
- * was met or missed by chance; with nine, three runs gave 8.2%, 7.2% and 9.2%
- * (docs/design-notes.md).
+ * was met or missed by chance; with nine, three runs gave 8.2%, 7.2% and 9.2%. Nine narrow the
+ * spread without ending it (docs/design-notes.md).
  */
 export const OBSERVABILITY_ROUNDS = 9;
 const SECONDS_PER_TURN = 3;
