@@ -202,7 +202,11 @@ function fieldError(error: ErrorObject, part: string): FieldError {
   }
   if (error.keyword === 'type') return { path, message: `${key} must be a ${error.params.type}.` };
   if (error.keyword === 'maxLength') return { path, message: `${key} must be at most ${schema.maxLength} characters.` };
-  if (schema.description) return { path, message: `${key}: ${schema.description}` };
+  if (schema.description) {
+    // A rule written "Must be …" is the field's own sentence: "email must be an e-mail address …".
+    const rule = schema.description;
+    return { path, message: rule.startsWith('Must ') ? `${key} m${rule.slice(1)}` : `${key}: ${rule}` };
+  }
   return { path, message: `${key} ${error.message}.` };
 }
 

@@ -80,6 +80,20 @@ describe('POST /user', () => {
     });
   }
 
+  // The rule read "email: Must be …", and the detail "body.email: email: Must be …".
+  test("a field that breaks its rule is told so in one sentence: the field's name, then the rule", async () => {
+    const answer = await forge.asHost('POST', '/user', { name: ' ', email: 'ada.example.com' });
+    assertProblem(answer, 400, { errors: ['body.name', 'body.email'] });
+    assert.deepEqual(
+      answer.body.errors.map((error: { message: string }) => error.message),
+      ['name must not be empty or hold a NUL character.', 'email must be an e-mail address such as ada@example.com.'],
+    );
+    assert.equal(
+      answer.body.detail,
+      'body.name: name must not be empty or hold a NUL character. body.email: email must be an e-mail address such as ada@example.com.',
+    );
+  });
+
   for (const body of [null, [], 'Ada', 7]) {
     test(`a body of ${JSON.stringify(body)} is a 400 that shows a valid body`, async () => {
       assertProblem(await forge.asHost('POST', '/user', body), 400, { detail: /"email"/ });
