@@ -185,7 +185,10 @@ function fieldError(error: ErrorObject, part: string): FieldError {
       message: `Unknown field; expected only ${known.join(', ')}.`,
     };
   }
-  const key = segments.at(-1) ?? part;
+  // An array's item is named by the array and its index: "errorIds[0] must be …", not "0 must be …".
+  const last = segments.at(-1);
+  const key =
+    last === undefined ? part : /^\d+$/.test(last) && segments.length > 1 ? `${segments.at(-2)}[${last}]` : last;
   const schema = (error.parentSchema ?? {}) as {
     type?: string;
     minimum?: number;

@@ -103,6 +103,9 @@ describe('dead letters', () => {
         [field],
       );
     }
+    // An array's item is named by the array and its index (it read "0: Must be …").
+    const badId = await h.api('POST', '/deadLetters/resend', { errorIds: ['not-an-id'] });
+    assert.equal(badId.body.errors[0].message, 'errorIds[0] must be an error log entry’s _id: 24 hex digits.');
     const noBody = await h.api('POST', '/deadLetters/resend');
     assert.equal(noBody.status, 400);
     assert.match(noBody.body.detail, /JSON body/);
