@@ -203,6 +203,10 @@ function fieldError(error: ErrorObject, part: string): FieldError {
       schema.maximum === undefined ? `of at least ${schema.minimum}` : `from ${schema.minimum} to ${schema.maximum}`;
     return { path, message: `${key} must be a whole number ${range}${got}.` };
   }
+  // `?integration=a&integration=b` reaches the schema as an array.
+  if (error.keyword === 'type' && part === 'query' && Array.isArray(error.data)) {
+    return { path, message: `${key} must be given once; this request gave it ${error.data.length} times.` };
+  }
   if (error.keyword === 'type') return { path, message: `${key} must be a ${error.params.type}.` };
   if (error.keyword === 'maxLength') return { path, message: `${key} must be at most ${schema.maxLength} characters.` };
   if (schema.description) {

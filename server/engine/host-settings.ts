@@ -136,18 +136,19 @@ export function applyHostSettingsUpdate(
   // Both channels send to where the host says, so both follow the same address rule.
   const target = (value: string | null, path: string, kept: string | null): string | null => {
     if (!value) return null;
+    const field = path.slice(path.lastIndexOf('.') + 1);
     let url: URL;
     try {
       url = new URL(value);
     } catch {
-      errors.push({ path, message: 'Must be an http:// or https:// URL, or null (or "") to remove it.' });
+      errors.push({ path, message: `${field} must be an http:// or https:// URL, or null (or "") to remove it.` });
       return kept;
     }
     const refused = !allowPrivateTargets && privateTargetReason(url);
     if (!refused) return url.toString();
     errors.push({
       path,
-      message: `Must be a public address: ${refused}. To deliver inside your own network, start the service with --allow-private-webhooks.`,
+      message: `${field} must be a public address: ${refused}. To deliver inside your own network, start the service with --allow-private-webhooks.`,
     });
     return kept;
   };

@@ -120,7 +120,7 @@ const workflows: RoutePlugin = async (api, { store, catalog, options }) => {
     if (!child && catalog.get(workflowId)) {
       throw badRequest(
         `${workflowId} is a parent workflow id; this operation needs a child workflow id (the _id of an entry in GET /user/:userId workflows).`,
-        [{ path: 'params.workflowId', message: 'Must be a child workflow id, not a parent workflow id.' }],
+        [{ path: 'params.workflowId', message: 'workflowId must be a child workflow id, not a parent workflow id.' }],
       );
     }
     throw notFound(

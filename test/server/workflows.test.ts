@@ -111,6 +111,13 @@ describe('GET /workflow', () => {
     assert.deepEqual((await forge.asHost('GET', '/workflow?integration=no-such-thing')).body, { data: [] });
   });
 
+  // It read "integration must be a string." to someone who had given two strings.
+  test('the integration filter given twice is a 400 that says to give it once', async () => {
+    const answer = await forge.asHost('GET', '/workflow?integration=slack&integration=stripe');
+    assertProblem(answer, 400, { errors: ['query.integration'] });
+    assert.equal(answer.body.errors[0].message, 'integration must be given once; this request gave it 2 times.');
+  });
+
   test('icon URLs carry the Host of each request, however the Hosts alternate (issue 29)', async () => {
     const iconOf = async (host: string) => {
       const answer = await rawRequest(forge.url, 'GET', `${API}/workflow`, {
@@ -704,6 +711,7 @@ describe('GET /workflow/:workflowId/errors', () => {
       await forge.asHost('GET', `/workflow/${otherParent.workflowId}/errors`),
     ]) {
       assertProblem(answer, 400, { detail: /parent workflow id/, errors: ['params.workflowId'] });
+      assert.equal(answer.body.errors[0].message, 'workflowId must be a child workflow id, not a parent workflow id.');
     }
   });
 
