@@ -10,6 +10,36 @@ export const MAX_BODY_BYTES = 100 * 1024;
 /** Longer request targets are refused with 414; Node refuses header blocks over 16 KB with 431. */
 export const MAX_URL_LENGTH = 8 * 1024;
 
+const SLASH = 47;
+
+/** The URL's path as the client sent it: origin-form up to its query, the path of an absolute URL, or the target itself (`*`). */
+export function requestPath(url: string): string {
+  if (url.charCodeAt(0) === SLASH) return url.slice(0, pathEnd(url));
+  // Absolute-form (`http://host/path`), which the router reads by its path; no WHATWG parse,
+  // which would resolve `..` segments the router does not.
+  const scheme = url.indexOf('://');
+  if (scheme === -1) return url;
+  const start = url.indexOf('/', scheme + 3);
+  return start === -1 ? '/' : requestPath(url.slice(start));
+}
+
+/** Where an origin-form URL's path ends: at its query or fragment, or at its end. */
+function pathEnd(url: string): number {
+  const query = url.indexOf('?');
+  const fragment = url.indexOf('#');
+  if (query === -1) return fragment === -1 ? url.length : fragment;
+  return fragment === -1 || query < fragment ? query : fragment;
+}
+
+/** `//` in the path, or a `/` ending it (but `/` alone): checked on every request, so without a regular expression or a copy. */
+export function hasEmptySegment(url: string): boolean {
+  if (url.charCodeAt(0) !== SLASH) return false;
+  const end = pathEnd(url);
+  if (end > 1 && url.charCodeAt(end - 1) === SLASH) return true;
+  const double = url.indexOf('//');
+  return double !== -1 && double < end;
+}
+
 const PROBLEM_BASE = 'https://forge-embed.dev/problems/';
 
 /**

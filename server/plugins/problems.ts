@@ -1,12 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { badRequest, databaseUnavailableProblem, HttpProblem, internalError, notFound, problemOf } from '../http.js';
+import {
+  badRequest,
+  databaseUnavailableProblem,
+  HttpProblem,
+  internalError,
+  notFound,
+  problemOf,
+  requestPath,
+} from '../http.js';
 
 import type { Logger } from '../log.js';
 import { databaseUnavailable } from '../store/store.js';
 import { writeAtTurnEnd } from '../turn-end.js';
 import { API_PREFIX, LOCAL_PROVIDER_PREFIX } from '../views.js';
-import { requestPath } from './request-guards.js';
 import type { ClosingState } from './shutdown.js';
 
 export interface ProblemsOptions {

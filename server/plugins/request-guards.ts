@@ -1,6 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { badRequest, HttpProblem, MAX_URL_LENGTH, notFound, unsupportedMediaType } from '../http.js';
+import {
+  badRequest,
+  HttpProblem,
+  hasEmptySegment,
+  MAX_URL_LENGTH,
+  notFound,
+  requestPath,
+  unsupportedMediaType,
+} from '../http.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 
 /**
@@ -32,36 +40,6 @@ export function unreadableUrl(request: FastifyRequest): HttpProblem | undefined 
     );
   }
   return undefined;
-}
-
-/** The URL's path as the client sent it: origin-form up to its query, the path of an absolute URL, or the target itself (`*`). */
-export function requestPath(url: string): string {
-  if (url.charCodeAt(0) === SLASH) return url.slice(0, pathEnd(url));
-  // Absolute-form (`http://host/path`), which the router reads by its path; no WHATWG parse,
-  // which would resolve `..` segments the router does not.
-  const scheme = url.indexOf('://');
-  if (scheme === -1) return url;
-  const start = url.indexOf('/', scheme + 3);
-  return start === -1 ? '/' : requestPath(url.slice(start));
-}
-
-const SLASH = 47;
-
-/** Where an origin-form URL's path ends: at its query or fragment, or at its end. */
-function pathEnd(url: string): number {
-  const query = url.indexOf('?');
-  const fragment = url.indexOf('#');
-  if (query === -1) return fragment === -1 ? url.length : fragment;
-  return fragment === -1 || query < fragment ? query : fragment;
-}
-
-/** `//` in the path, or a `/` ending it (but `/` alone): checked on every request, so without a regular expression or a copy. */
-function hasEmptySegment(url: string): boolean {
-  if (url.charCodeAt(0) !== SLASH) return false;
-  const end = pathEnd(url);
-  if (end > 1 && url.charCodeAt(end - 1) === SLASH) return true;
-  const double = url.indexOf('//');
-  return double !== -1 && double < end;
 }
 
 /** A body sent compressed: the service reads only uncompressed JSON. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import FindMyWay from 'find-my-way';
+import { requestPath } from '../http.js';
 import { API_PREFIX } from '../views.js';
 
 /**
@@ -57,9 +58,9 @@ async function routeTable(app: FastifyInstance): Promise<void> {
   app.decorate('routeTable', {
     entries,
     accessOf(method, url) {
-      const path = url.split('?')[0]!;
       try {
-        return (router.find(method as FindMyWay.HTTPMethod, path)?.store as { access: Access } | undefined)?.access;
+        return (router.find(method as FindMyWay.HTTPMethod, requestPath(url))?.store as { access: Access } | undefined)
+          ?.access;
       } catch {
         return undefined;
       }
