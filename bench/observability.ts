@@ -78,10 +78,13 @@ export async function benchObservability(workDir: string, apiKey: string): Promi
 export function observabilityRows(result: ObservabilityResult): Row[] {
   const rps = (list: Throughput[]) => median(list.map((t) => t.rps)).toLocaleString('en');
   const percent = (n: number) => `${(n * 100).toFixed(1)}%`;
+  // Each round's own cost (its turn with them against its turn without): how far one round is
+  // from the next on this machine, beside the medians' figure.
+  const rounds = result.on.map((on, i) => 1 - on.rps / result.off[i]!.rps).sort((a, b) => a - b);
   return [
     [
       'observabilityCost',
-      `${percent(result.cost)} of GET /workflow (${rps(result.on)} req/s with, ${rps(result.off)} without)`,
+      `${percent(result.cost)} of GET /workflow (${rps(result.on)} req/s with, ${rps(result.off)} without; rounds ${percent(rounds[0]!)} to ${percent(rounds.at(-1)!)})`,
       `≤ ${percent(OBSERVABILITY_BUDGET)}; metrics and the request log on vs FORGE_METRICS=off FORGE_LOG=off, API key, medians of ${OBSERVABILITY_ROUNDS} turns of ${SECONDS_PER_TURN} s each, ${THROUGHPUT_CONNECTIONS} connections${result.cpuCost === undefined ? '' : `; CPU per answer ${result.cpuCost >= 0 ? '+' : ''}${percent(result.cpuCost)}`}`,
       result.cost <= OBSERVABILITY_BUDGET,
     ],
