@@ -93,17 +93,20 @@ function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
  * absolute URL (`*forge/2021-12/workflow`), never reaches a route; it still gets a problem document.
  */
 export const frameworkErrors: FastifyServerOptions['frameworkErrors'] = (error, request, reply) => {
-  const path = requestPath(request.url);
-  const problem =
-    error.code !== 'FST_ERR_BAD_URL'
-      ? (problemOf(error) ?? internalError())
-      : path.startsWith('/')
-        ? badRequest(`The path ${path} is not correctly URL-encoded.`)
-        : badRequest(
-            `The request target ${path} does not begin with /. Send the path, for example GET ${API_PREFIX}/workflow.`,
-          );
-  sendProblem(reply as FastifyReply, problem);
+  sendProblem(
+    reply as FastifyReply,
+    error.code === 'FST_ERR_BAD_URL' ? badUrl(request.url) : (problemOf(error) ?? internalError()),
+  );
 };
+
+/** What the router could not read: a path that does not decode, or a target that is not a path. */
+function badUrl(url: string): HttpProblem {
+  const path = requestPath(url);
+  if (path.startsWith('/')) return badRequest(`The path ${path} is not correctly URL-encoded.`);
+  return badRequest(
+    `The request target ${path} does not begin with /. Send the path, for example GET ${API_PREFIX}/workflow.`,
+  );
+}
 
 /** A request that cannot be parsed (over-long header block, bad framing) still gets a problem document. */
 export const clientErrorHandler: FastifyServerOptions['clientErrorHandler'] = (error, socket) => {
