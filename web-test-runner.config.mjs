@@ -26,7 +26,8 @@ import { frameworkPlugin } from './test/frameworks/plugin.mjs';
  * - directly at `service.url` (CORS allows this runner's origin), as a host page would;
  * - through `/faulty/<engine>` on this server, a pass-through proxy that a test can arm to answer
  *   a 500, drop the connection or cut a body short for the next matching request, for the
- *   failures the real service cannot be asked to produce. Each engine has its own, since the
+ *   failures the real service cannot be asked to produce, or to hold requests until several wait
+ *   together (which shows what a page sent side by side). Each engine has its own, since the
  *   engines run side by side.
  * The `forge` server command does what a host backend does with the API key (create users,
  * mint tokens), so the key never reaches the page. `/test-host/token?user=<id>` is a token
@@ -140,6 +141,8 @@ const api = (path, init = {}, on = service) =>
 
 /** Faults armed by tests: each answers the next request from its engine whose method and path match, once. */
 let faults = [];
+/** Per engine, the requests a test asked the proxy to gather (`gatherRequests`), and the groups let go. */
+const gatherings = new Map();
 
 const forgeCommands = {
   name: 'forge-commands',
@@ -210,7 +213,19 @@ const forgeCommands = {
         return true;
       case 'clearFaults':
         faults = faults.filter((f) => f.engine !== engine);
+        gatherings.delete(engine);
         return true;
+      case 'gather':
+        gatherings.set(engine, {
+          method: args.method,
+          path: new RegExp(args.path),
+          count: args.count,
+          waiting: [],
+          groups: [],
+        });
+        return true;
+      case 'gathered':
+        return gatherings.get(engine)?.groups ?? [];
       case 'authorize':
         return authorizeWithoutBrowser(args.url);
       case 'consent':
@@ -348,6 +363,10 @@ async function testHost(ctx, next) {
       ctx.status = 204;
       return;
     }
+    const gathering = gatherings.get(engine);
+    if (gathering && (!gathering.method || gathering.method === ctx.method) && gathering.path.test(path)) {
+      await gather(gathering, path);
+    }
     const fault = faults.find(
       (f) => f.engine === engine && (!f.method || f.method === ctx.method) && f.path.test(path),
     );
@@ -409,6 +428,25 @@ async function testHost(ctx, next) {
     return;
   }
   return next();
+}
+
+/**
+ * Holds a request until `count` matching ones wait together, and lets them go at once; one that
+ * waits a second goes on alone. Records the paths of each group let go, so a test sees which
+ * requests were in flight together without reading any clock.
+ */
+function gather(gathering, path) {
+  return new Promise((resolve) => {
+    const waiter = { path, resolve };
+    const letGo = (group) => {
+      gathering.waiting = gathering.waiting.filter((w) => !group.includes(w));
+      gathering.groups.push(group.map((w) => w.path).sort());
+      for (const w of group) w.resolve();
+    };
+    gathering.waiting.push(waiter);
+    if (gathering.waiting.length >= gathering.count) letGo([...gathering.waiting]);
+    else setTimeout(() => gathering.waiting.includes(waiter) && letGo([waiter]), 1000);
+  });
 }
 
 /** Writes how many tests passed and failed, for the one summary line of `npm test`. */

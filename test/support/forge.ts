@@ -61,6 +61,17 @@ export const injectAnswer = (method: string, path: string, status: number, body:
 export const clearFaults = () => forge<boolean>('clearFaults');
 
 /**
+ * Arms the proxy at `faultyBase` to hold the requests whose method and path match until `count`
+ * of them wait together (a second at most), then let them go at once: requests sent side by side
+ * go as one group, requests sent one after another each go alone. `clearFaults` disarms it.
+ */
+export const gatherRequests = (method: string, path: string, count: number) =>
+  forge<boolean>('gather', { method, path, count });
+
+/** The paths of the requests the armed proxy let go, one sorted list per group, in the order let go. */
+export const gatheredRequests = () => forge<string[][]>('gathered');
+
+/**
  * Stores a credential for each integration, as if the user had connected it (OAuth ones too);
  * a `revoked` one is refused by the apps, as a token the user revoked in the app would be.
  * `account`: the label the app gave for it; `broken`: the service has found that the app refuses it.
