@@ -364,12 +364,8 @@ async function testHost(ctx, next) {
       return;
     }
     const gathering = gatherings.get(engine);
-    if (gathering && (!gathering.method || gathering.method === ctx.method) && gathering.path.test(path)) {
-      await gather(gathering, path);
-    }
-    const fault = faults.find(
-      (f) => f.engine === engine && (!f.method || f.method === ctx.method) && f.path.test(path),
-    );
+    if (gathering && armedFor(gathering, ctx.method, path)) await gather(gathering, path);
+    const fault = faults.find((f) => f.engine === engine && armedFor(f, ctx.method, path));
     if (fault) {
       faults = faults.filter((f) => f !== fault);
       if (fault.kind === 'network') {
@@ -429,6 +425,9 @@ async function testHost(ctx, next) {
   }
   return next();
 }
+
+/** Whether a fault or a gathering a test armed is for this request: its method (any, if none given) and a path it matches. */
+const armedFor = (armed, method, path) => (!armed.method || armed.method === method) && armed.path.test(path);
 
 /**
  * Holds a request until `count` matching ones wait together, and lets them go at once; one that
